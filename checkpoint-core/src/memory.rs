@@ -1,0 +1,199 @@
+//! The in-memory reference store.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+
+use crate::validation::{
+    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
+};
+use crate::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+
+/// What the in-memory store keeps for one (subscription, partition).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub(crate) position: u64,
+    /// Set by an exclusive claim; `None` for a checkpoint only ever saved monotonically.
+    pub(crate) fingerprint: Option<Fingerprint>,
+}
+
+type Group = HashMap<(String, u32), Entry>;
+
+/// The reference implementation of the contract, in process memory.
+///
+/// Every operation takes one lock over the whole store and never holds it across an `.await`,
+/// so each is one atomic step, exactly as the contract asks of a server. Nothing survives the
+/// process: use it in tests, and as the model the other backends are checked against.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use checkpoint_core::{CheckpointStore, InMemoryCheckpointStore};
+///
+/// let store = InMemoryCheckpointStore::new();
+/// store.save("billing", "invoices", 0, 42).await?;
+/// store.save("billing", "invoices", 0, 17).await?; // a zombie's late save: ignored
+/// assert_eq!(store.load("billing", "invoices", 0).await?, Some(42));
+/// # Ok::<(), checkpoint_core::Error>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryCheckpointStore {
+    groups: Mutex<HashMap<String, Group>>,
+}
+
+impl InMemoryCheckpointStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The lock over every group. A panic while it was held cannot leave an entry half
+    /// written (every update is a single assignment), so a poisoned lock is still consistent.
+    pub(crate) fn groups(&self) -> MutexGuard<'_, HashMap<String, Group>> {
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn save_into(group: &mut Group, subscription: &str, partition: u32, position: u64) {
+    match group.get_mut(&(subscription.to_owned(), partition)) {
+        Some(entry) => entry.position = entry.position.max(position),
+        None => {
+            group.insert(
+                (subscription.to_owned(), partition),
+                Entry {
+                    position,
+                    fingerprint: None,
+                },
+            );
+        }
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for InMemoryCheckpointStore {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        validate_group(group)?;
+        let groups = self.groups();
+        Ok(groups
+            .get(group)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|((subscription, partition), entry)| {
+                        Checkpoint::new(subscription.clone(), *partition, entry.position)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        validate_key(group, subscription)?;
+        let groups = self.groups();
+        Ok(groups
+            .get(group)
+            .and_then(|entries| entries.get(&(subscription.to_owned(), partition)))
+            .map(|entry| entry.position))
+    }
+
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        validate_save(group, subscription, position)?;
+        let mut groups = self.groups();
+        save_into(
+            groups.entry(group.to_owned()).or_default(),
+            subscription,
+            partition,
+            position,
+        );
+        Ok(())
+    }
+
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        validate_batch(group, checkpoints)?;
+        if checkpoints.is_empty() {
+            return Ok(());
+        }
+        let mut groups = self.groups();
+        let entries = groups.entry(group.to_owned()).or_default();
+        for checkpoint in checkpoints {
+            save_into(
+                entries,
+                &checkpoint.subscription,
+                checkpoint.partition,
+                checkpoint.position,
+            );
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ExclusiveCheckpointStore for InMemoryCheckpointStore {
+    async fn claim(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        fingerprint: Fingerprint,
+        initial_position: u64,
+    ) -> Result<u64, Error> {
+        validate_claim(group, subscription, initial_position)?;
+        let mut groups = self.groups();
+        let entry = groups
+            .entry(group.to_owned())
+            .or_default()
+            .entry((subscription.to_owned(), partition))
+            .or_insert(Entry {
+                position: initial_position,
+                fingerprint: Some(fingerprint),
+            });
+        match entry.fingerprint {
+            Some(stored) if stored != fingerprint => Err(Error::QueryChanged {
+                stored,
+                requested: fingerprint,
+            }),
+            Some(_) => Ok(entry.position),
+            None => {
+                entry.fingerprint = Some(fingerprint);
+                Ok(entry.position)
+            }
+        }
+    }
+
+    async fn advance(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<(), Error> {
+        validate_advance(group, subscription, from, to)?;
+        let mut groups = self.groups();
+        let entry = groups
+            .get_mut(group)
+            .and_then(|entries| entries.get_mut(&(subscription.to_owned(), partition)));
+        match entry {
+            Some(entry) if entry.position == from => {
+                entry.position = to;
+                Ok(())
+            }
+            other => Err(Error::Moved {
+                expected: from,
+                current: other.map(|entry| entry.position),
+            }),
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The traits for shared and boxed stores, so `Arc<dyn CheckpointStore>`, `Box<S>` and `&S`
+//! can be passed wherever a store is expected.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+
+macro_rules! forward_store {
+    ($($pointer:ty),*) => {$(
+        #[async_trait]
+        impl<S: CheckpointStore + ?Sized> CheckpointStore for $pointer {
+            async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+                (**self).list(group).await
+            }
+            async fn load(&self, group: &str, subscription: &str, partition: u32)
+                -> Result<Option<u64>, Error> {
+                (**self).load(group, subscription, partition).await
+            }
+            async fn save(&self, group: &str, subscription: &str, partition: u32, position: u64)
+                -> Result<(), Error> {
+                (**self).save(group, subscription, partition, position).await
+            }
+            async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+                (**self).save_all(group, checkpoints).await
+            }
+        }
+
+        #[async_trait]
+        impl<S: ExclusiveCheckpointStore + ?Sized> ExclusiveCheckpointStore for $pointer {
+            async fn claim(&self, group: &str, subscription: &str, partition: u32,
+                fingerprint: Fingerprint, initial_position: u64) -> Result<u64, Error> {
+                (**self).claim(group, subscription, partition, fingerprint, initial_position).await
+            }
+            async fn advance(&self, group: &str, subscription: &str, partition: u32,
+                from: u64, to: u64) -> Result<(), Error> {
+                (**self).advance(group, subscription, partition, from, to).await
+            }
+        }
+    )*};
+}
+
+forward_store!(Arc<S>, Box<S>, &S);
