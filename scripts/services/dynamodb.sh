@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A local DynamoDB-compatible server for the checkpoint-dynamodb tests.
+#
+#   scripts/services/dynamodb.sh up    install (once) and start (if not running) moto's server,
+#                                      wait until it answers, print `export DYNAMODB_ENDPOINT=...`
+#   scripts/services/dynamodb.sh down  stop the server this script started
+#
+# The server is moto (a Python AWS emulator), installed into a project-local virtualenv under
+# <repo>/.local/dynamodb/ so that a fresh machine needs nothing but python3 with its venv module.
+# It listens on loopback only. Only the `export` line goes to stdout; everything else goes to
+# stderr or to the log file, so callers can `eval "$(scripts/services/dynamodb.sh up)"`.
+#
+# Environment:
+#   DYNAMODB_PORT   port to listen on (default 8765)
+#   PYTHON          interpreter used to create the virtualenv (default python3)
+set -euo pipefail
+
+MOTO_VERSION="5.2.5"
+HOST="127.0.0.1"
+PORT="${DYNAMODB_PORT:-8765}"
+PYTHON="${PYTHON:-python3}"
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+STATE_DIR="${REPO_ROOT}/.local/dynamodb"
+VENV="${STATE_DIR}/venv"
+PID_FILE="${STATE_DIR}/moto.pid"
+LOG_FILE="${STATE_DIR}/moto.log"
+ENDPOINT="http://${HOST}:${PORT}"
+
+log() { echo "dynamodb.sh: $*" >&2; }
+
+# True when something answers HTTP on the port. moto answers any path (with an error body for
+# requests that are not AWS calls), so any HTTP status means it is up.
+answering() {
+    local code
+    code="$(curl --silent --output /dev/null --max-time 2 --write-out '%{http_code}' "${ENDPOINT}/" 2>/dev/null || true)"
+    [[ -n "${code}" && "${code}" != "000" ]]
+}
+
+installed() {
+    [[ -x "${VENV}/bin/moto_server" ]] \
+        && "${VENV}/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('moto') != '${MOTO_VERSION}')" 2>/dev/null
+}
+
+install() {
+    mkdir -p "${STATE_DIR}"
+    if [[ ! -x "${VENV}/bin/python" ]]; then
+        log "creating virtualenv in ${VENV}"
+        "${PYTHON}" -m venv "${VENV}" >&2
+    fi
+    log "installing moto[server]==${MOTO_VERSION} (about a minute the first time)"
+    "${VENV}/bin/pip" install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" >&2
+}
+
+up() {
+    if answering; then
+        log "a server already answers on ${ENDPOINT}"
+        echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
+        return 0
+    fi
+    installed || install
+    mkdir -p "${STATE_DIR}"
+    log "starting moto on ${ENDPOINT} (log: ${LOG_FILE})"
+    # setsid: the server outlives this script and the shell that evals its output.
+    setsid "${VENV}/bin/moto_server" -H "${HOST}" -p "${PORT}" >"${LOG_FILE}" 2>&1 < /dev/null &
+    echo $! >"${PID_FILE}"
+    for _ in $(seq 1 60); do
+        if answering; then
+            echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
+            return 0
+        fi
+        if ! kill -0 "$(cat "${PID_FILE}")" 2>/dev/null; then
+            log "moto exited; last lines of ${LOG_FILE}:"
+            tail -n 20 "${LOG_FILE}" >&2 || true
+            rm -f "${PID_FILE}"
+            return 1
+        fi
+        sleep 0.5
+    done
+    log "moto did not answer on ${ENDPOINT} within 30 s; see ${LOG_FILE}"
+    return 1
+}
+
+down() {
+    if [[ ! -f "${PID_FILE}" ]]; then
+        log "no pid file at ${PID_FILE}: nothing started by this script is running"
+        return 0
+    fi
+    local pid
+    pid="$(cat "${PID_FILE}")"
+    if kill -0 "${pid}" 2>/dev/null; then
+        kill "${pid}"
+        for _ in $(seq 1 20); do
+            kill -0 "${pid}" 2>/dev/null || break
+            sleep 0.25
+        done
+        log "stopped moto (pid ${pid})"
+    else
+        log "moto (pid ${pid}) was not running"
+    fi
+    rm -f "${PID_FILE}"
+}
+
+case "${1:-}" in
+    up) up ;;
+    down) down ;;
+    *)
+        echo "usage: $0 up|down" >&2
+        exit 2
+        ;;
+esac
