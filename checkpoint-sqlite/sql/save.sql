@@ -1,0 +1,8 @@
+-- ?1 group_name, ?2 subscription, ?3 partition_id, ?4 position.
+-- Inserts the checkpoint, or moves it forward only: the DO UPDATE's WHERE leaves a row whose
+-- position is already at or ahead of ?4 untouched.
+INSERT INTO {table} (group_name, subscription, partition_id, position)
+VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (group_name, subscription, partition_id) DO UPDATE
+SET position = excluded.position, updated_at = excluded.updated_at
+WHERE {table}.position < excluded.position

@@ -1,0 +1,13 @@
+-- ?1 group_name, ?2 the whole batch as one JSON array of [subscription, partition, position]
+-- triples, with at most one triple per (subscription, partition): an upsert may not touch one
+-- row twice. json_each expands it into rows; SQLite's JSON reads every integer within the
+-- signed 64-bit range as an INTEGER, so positions up to i64::MAX arrive exactly.
+-- `WHERE true` is required by SQLite's grammar: without it, `ON CONFLICT` after
+-- `INSERT ... SELECT ... FROM` would parse as a join constraint.
+INSERT INTO {table} (group_name, subscription, partition_id, position)
+SELECT ?1, entry.value ->> 0, entry.value ->> 1, entry.value ->> 2
+FROM json_each(?2) AS entry
+WHERE true
+ON CONFLICT (group_name, subscription, partition_id) DO UPDATE
+SET position = excluded.position, updated_at = excluded.updated_at
+WHERE {table}.position < excluded.position
