@@ -1,1 +1,175 @@
-//! Work in progress.
+//! A DynamoDB checkpoint store on `aws-sdk-dynamodb`: one table, one conditional request per
+//! checkpoint.
+//!
+//! [`DynamoDbCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore)
+//! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) with requests
+//! whose conditions DynamoDB evaluates atomically, so nothing is read before it is written and
+//! no concurrency loses an update or moves a checkpoint back:
+//!
+//! | operation | request | requests |
+//! | --- | --- | --- |
+//! | `save` | `UpdateItem`, condition `attribute_not_exists(position) OR position < :p` | 1 |
+//! | `save_all` of N distinct keys | the same `UpdateItem` per key, up to 32 in flight | N |
+//! | `load` | `GetItem`, `ConsistentRead` | 1 |
+//! | `list` | `Query` on the group, `ConsistentRead`, every page followed | 1 per page (1 MB) |
+//! | `claim` | `UpdateItem` with `if_not_exists`, `ReturnValues = ALL_NEW` | 1 |
+//! | `advance` | `UpdateItem`, condition `position = :from`, old item returned on failure | 1 |
+//!
+//! A failed condition of `save` means "not ahead": the save succeeds and changes nothing. It is
+//! recognised from the SDK's typed error, never from a message.
+//!
+//! The store takes a [`Client`](aws_sdk_dynamodb::Client) the application has built, with its
+//! own region, credentials and retry configuration: throttling and transient errors are
+//! retried by the SDK as that configuration says. Errors that remain keep the SDK error as
+//! their source and say whether a later retry may help.
+//!
+//! ```no_run
+//! # async fn example(client: aws_sdk_dynamodb::Client) -> Result<(), checkpoint_core::Error> {
+//! use std::time::Duration;
+//! use checkpoint_core::CheckpointStore;
+//! use checkpoint_dynamodb::DynamoDbCheckpointStore;
+//!
+//! let store = DynamoDbCheckpointStore::new(client, "checkpoints")
+//!     .with_timeout(Duration::from_secs(5));
+//! store.create_table().await?; // idempotent; or provision the table as shown below
+//! store.save("billing", "invoices", 0, 42).await?;
+//! store.save("billing", "invoices", 0, 17).await?; // behind: changes nothing
+//! assert_eq!(store.load("billing", "invoices", 0).await?, Some(42));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A client for a local emulator (for a real table, build the configuration from the
+//! environment with `aws-config` instead):
+//!
+//! ```no_run
+//! use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+//!
+//! let config = aws_sdk_dynamodb::Config::builder()
+//!     .behavior_version(BehaviorVersion::latest())
+//!     .endpoint_url("http://127.0.0.1:8765")
+//!     .region(Region::new("us-east-1"))
+//!     .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+//!     .build();
+//! let store = checkpoint_dynamodb::DynamoDbCheckpointStore::new(
+//!     aws_sdk_dynamodb::Client::from_conf(config),
+//!     "checkpoints",
+//! );
+//! ```
+//!
+//! # Table
+//!
+//! One item per (group, subscription, partition):
+//!
+//! | attribute | type | holds |
+//! | --- | --- | --- |
+//! | `group` | S, partition key (HASH) | the group, exactly as given |
+//! | `key` | S, sort key (RANGE) | the partition as exactly ten decimal digits, `#`, the subscription as given |
+//! | `subscription` | S | the subscription, as given (a plain copy for people and indexes) |
+//! | `partition` | N | the partition (a plain copy) |
+//! | `position` | N | the checkpoint position |
+//! | `fingerprint` | B | the 32-byte query fingerprint; only on exclusive checkpoints |
+//! | `updated_at` | N | the time of the last write, Unix epoch milliseconds (informational) |
+//!
+//! Because the partition part of `key` has a fixed width, two different (subscription,
+//! partition) pairs never share a sort key, whatever characters the subscription holds (`#`
+//! included): `0000000001#a#b` can only be partition 1 of `a#b`. The longest sort key is
+//! 523 bytes (the limit is 1024) and the longest partition key 512 bytes (the limit is 2048).
+//!
+//! Positions travel as DynamoDB numbers, which hold 38 decimal digits; they are sent and parsed
+//! as decimal strings, exactly, never through a float.
+//!
+//! [`DynamoDbCheckpointStore::create_table`] creates the table with on-demand billing. Teams
+//! that provision tables themselves create the same key schema (the other attributes need no
+//! definition), with the AWS CLI:
+//!
+//! ```text
+//! aws dynamodb create-table \
+//!     --table-name checkpoints \
+//!     --attribute-definitions AttributeName=group,AttributeType=S AttributeName=key,AttributeType=S \
+//!     --key-schema AttributeName=group,KeyType=HASH AttributeName=key,KeyType=RANGE \
+//!     --billing-mode PAY_PER_REQUEST
+//! ```
+//!
+//! or with CloudFormation:
+//!
+//! ```yaml
+//! CheckpointsTable:
+//!   Type: AWS::DynamoDB::Table
+//!   Properties:
+//!     TableName: checkpoints
+//!     BillingMode: PAY_PER_REQUEST
+//!     AttributeDefinitions:
+//!       - { AttributeName: group, AttributeType: S }
+//!       - { AttributeName: key, AttributeType: S }
+//!     KeySchema:
+//!       - { AttributeName: group, KeyType: HASH }
+//!       - { AttributeName: key, KeyType: RANGE }
+//!     PointInTimeRecoverySpecification:
+//!       PointInTimeRecoveryEnabled: true
+//! ```
+//!
+//! At run time the store needs `dynamodb:GetItem`, `dynamodb:UpdateItem` and `dynamodb:Query`
+//! on the table (plus `dynamodb:CreateTable` and `dynamodb:DescribeTable` for `create_table`).
+//! It never deletes anything.
+//!
+//! # Why `save_all` sends one request per key
+//!
+//! The contract wants every entry of a batch saved on its own: an entry that is not ahead of
+//! its stored checkpoint must change nothing and must not stop the others. DynamoDB offers no
+//! request that writes several items, each under its own condition, independently:
+//!
+//! - `BatchWriteItem` writes up to 25 items but takes no condition at all, so it would move
+//!   checkpoints backwards;
+//! - `TransactWriteItems` takes a condition per item but is all-or-nothing (and holds at most
+//!   100 items): one stale entry would cancel the whole batch.
+//!
+//! So `save_all` collapses repeated keys to their highest position, then sends one conditional
+//! `UpdateItem` per distinct key, at most [`DEFAULT_MAX_CONCURRENCY`] in flight (see
+//! [`with_max_concurrency`](DynamoDbCheckpointStore::with_max_concurrency)). Wall time is
+//! about N / concurrency request latencies; the request count (N) is the floor.
+//!
+//! # Exclusive checkpoints
+//!
+//! `claim` is one `UpdateItem`:
+//! `SET position = if_not_exists(position, :initial), fingerprint = if_not_exists(fingerprint, :fp)`
+//! returning the new item. On first use it creates the checkpoint at the initial position; on an
+//! existing one it keeps the stored position; on a checkpoint only ever saved monotonically it
+//! adopts it by setting the fingerprint. A stored fingerprint is never overwritten: when the
+//! returned one differs from the claim's, the claim fails with
+//! [`Error::QueryChanged`](checkpoint_core::Error::QueryChanged) and the item is unchanged.
+//!
+//! `advance` is one `UpdateItem` with the condition `position = :from` and
+//! `ReturnValuesOnConditionCheckFailure = ALL_OLD`, so when it fails the response already holds
+//! the item as it was, and [`Error::Moved`](checkpoint_core::Error::Moved) says where the
+//! checkpoint is (or that it does not exist) without a second request.
+//!
+//! Inside the projection's own transaction:
+//! [`advance_in_transaction`](DynamoDbCheckpointStore::advance_in_transaction) returns the same
+//! update as a `TransactWriteItem` for the caller's `TransactWriteItems`, and
+//! [`moved_in_transaction`](DynamoDbCheckpointStore::moved_in_transaction) turns a cancellation
+//! caused by that item into `Error::Moved`, from the typed cancellation reason at its index.
+//!
+//! # Testing against an emulator
+//!
+//! The integration tests run against moto's DynamoDB server (`scripts/services/dynamodb.sh up`
+//! installs and starts it) or, when no endpoint is given and Docker is available, DynamoDB
+//! Local in a container. moto implements everything these requests use: conditional
+//! `UpdateItem` with `if_not_exists`, `ReturnValues`, `ReturnValuesOnConditionCheckFailure` on
+//! `UpdateItem` and inside `TransactWriteItems`, cancellation reasons, consistent reads, `Query`
+//! with `Limit` and `ExclusiveStartKey`, and 64-bit numbers exactly. What an emulator cannot
+//! show: throttling and the SDK's retries under it, the 1 MB page boundary of a real `Query`
+//! (the tests page with a small `Limit` instead), real latency and capacity, IAM permissions,
+//! and moto serialises requests, so the concurrency tests exercise the conditions but not
+//! DynamoDB's own concurrency control.
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod schema;
+mod store;
+mod transaction;
+
+pub use store::{DEFAULT_MAX_CONCURRENCY, DynamoDbCheckpointStore};

@@ -1,0 +1,81 @@
+//! Turning the SDK's errors into the workspace's [`Error`], keeping them as the source.
+
+use std::fmt;
+
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use checkpoint_core::{Error, Operation};
+
+/// The backend name in [`Error::Backend`] and [`Error::Timeout`].
+pub(crate) const BACKEND: &str = "dynamodb";
+
+/// Error codes after which the same request may succeed: throttling, transient server trouble
+/// and conflicts with a concurrent transaction. These are the typed codes the service sends
+/// (`ProvideErrorMetadata::code`), never parsed out of a message.
+const RETRYABLE_CODES: &[&str] = &[
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionConflictException",
+    "TransactionInProgressException",
+    "ReplicatedWriteConflictException",
+    "RequestTimeout",
+    "RequestTimeoutException",
+];
+
+/// An SDK error as [`Error::Backend`], with the SDK error as its source.
+pub(crate) fn sdk_error<E>(operation: Operation, error: SdkError<E, HttpResponse>) -> Error
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let retryable = is_retryable(&error);
+    Error::backend(BACKEND, operation, retryable, error)
+}
+
+/// Whether the same call may succeed later, from the kind of the SDK error.
+///
+/// The SDK has already retried what its retry configuration (set by the user on the client)
+/// allows; this only tells the caller whether trying again later makes sense.
+pub(crate) fn is_retryable<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    match error {
+        // No complete answer arrived: the request may not have reached the server at all.
+        SdkError::TimeoutError(_) | SdkError::ResponseError(_) => true,
+        // A connector error caused by the user's own configuration repeats; I/O, timeouts and
+        // the rest do not have to.
+        SdkError::DispatchFailure(failure) => !failure.is_user(),
+        SdkError::ServiceError(service) => {
+            let status = service.raw().status();
+            status.is_server_error()
+                || status.as_u16() == 429
+                || service
+                    .err()
+                    .code()
+                    .is_some_and(|code| RETRYABLE_CODES.contains(&code))
+        }
+        // A request that could not be built fails the same way again.
+        SdkError::ConstructionFailure(_) => false,
+        _ => false,
+    }
+}
+
+/// An item in the table that this store cannot have written (a wrong type, a missing attribute).
+#[derive(Debug)]
+pub(crate) struct MalformedItem(pub(crate) &'static str);
+
+impl fmt::Display for MalformedItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed checkpoint item: {}", self.0)
+    }
+}
+
+impl std::error::Error for MalformedItem {}
+
+/// A request the SDK refused to build (a missing required field: a bug in this crate).
+pub(crate) fn build_error(
+    operation: Operation,
+    error: aws_sdk_dynamodb::error::BuildError,
+) -> Error {
+    Error::backend(BACKEND, operation, false, error)
+}

@@ -1,0 +1,102 @@
+//! Advancing an exclusive checkpoint inside the caller's own `TransactWriteItems`.
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use checkpoint_core::validation::validate_advance;
+use checkpoint_core::{Error, Operation};
+
+use crate::DynamoDbCheckpointStore;
+use crate::error::build_error;
+use crate::schema::primary_key;
+use crate::store::{ADVANCE_CONDITION, ADVANCE_UPDATE, advance_expression, moved};
+
+/// The cancellation-reason code of an item whose condition failed.
+const CONDITIONAL_CHECK_FAILED: &str = "ConditionalCheckFailed";
+
+impl DynamoDbCheckpointStore {
+    /// The advance from `from` to `to` as one item of the caller's own `TransactWriteItems`, so
+    /// the read model and the checkpoint commit together or not at all.
+    ///
+    /// The item is an `Update` with the same condition as
+    /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) (`position = :from`) and
+    /// asks for the old item when that condition fails. Put it into the transaction at some
+    /// index; if the transaction is cancelled, pass the error and that index to
+    /// [`moved_in_transaction`](Self::moved_in_transaction) to learn whether it was this
+    /// checkpoint that had moved.
+    ///
+    /// ```no_run
+    /// # async fn example(store: checkpoint_dynamodb::DynamoDbCheckpointStore,
+    /// #     read_model_put: aws_sdk_dynamodb::types::TransactWriteItem)
+    /// #     -> Result<(), Box<dyn std::error::Error>> {
+    /// use checkpoint_dynamodb::DynamoDbCheckpointStore;
+    ///
+    /// let advance = store.advance_in_transaction("billing", "invoices", 0, 100, 150)?;
+    /// let result = store
+    ///     .client()
+    ///     .transact_write_items()
+    ///     .transact_items(read_model_put) // index 0: the projection's own write
+    ///     .transact_items(advance) // index 1: the checkpoint
+    ///     .send()
+    ///     .await;
+    /// if let Err(error) = result {
+    ///     if let Some(moved) = DynamoDbCheckpointStore::moved_in_transaction(&error, 1, 100) {
+    ///         // Another process advanced this checkpoint: stop projecting.
+    ///         return Err(moved.into());
+    ///     }
+    ///     return Err(error.into());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[tracing::instrument(skip(self), fields(table = %self.table()))]
+    pub fn advance_in_transaction(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<TransactWriteItem, Error> {
+        validate_advance(group, subscription, from, to)?;
+        let (names, values) = advance_expression(from, to);
+        let update = Update::builder()
+            .table_name(self.table())
+            .set_key(Some(primary_key(group, subscription, partition)))
+            .update_expression(ADVANCE_UPDATE)
+            .condition_expression(ADVANCE_CONDITION)
+            .set_expression_attribute_names(Some(names))
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| build_error(Operation::Advance, e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Whether a cancelled transaction was cancelled because the checkpoint advanced by the item
+    /// at `index` (from [`advance_in_transaction`](Self::advance_in_transaction)) was no longer
+    /// at `from`.
+    ///
+    /// Returns [`Error::Moved`] with the checkpoint's position at the time of the transaction
+    /// (`None` when it did not exist), read from the cancellation reason at `index`, with no
+    /// further request. Returns `None` for any other error, including a transaction cancelled
+    /// for another item's sake or for a conflict with a concurrent transaction (retry those).
+    /// In the rare case where the reason's old item cannot be read as a checkpoint, returns a
+    /// non-retryable backend error instead.
+    pub fn moved_in_transaction<R>(
+        error: &SdkError<TransactWriteItemsError, R>,
+        index: usize,
+        from: u64,
+    ) -> Option<Error> {
+        let TransactWriteItemsError::TransactionCanceledException(cancelled) =
+            error.as_service_error()?
+        else {
+            return None;
+        };
+        let reason = cancelled.cancellation_reasons().get(index)?;
+        if reason.code() != Some(CONDITIONAL_CHECK_FAILED) {
+            return None;
+        }
+        Some(moved(from, reason.item()).unwrap_or_else(|malformed| malformed))
+    }
+}
