@@ -13,12 +13,13 @@ use checkpoint_core::validation::{
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
+use redis::IntoConnectionInfo;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
-use redis::{IntoConnectionInfo, Script};
 
 use crate::error::{BACKEND, ReplicaAckError, backend, unexpected};
 use crate::keys::{self, DEFAULT_KEY_PREFIX};
+use crate::script::LuaScript;
 
 /// The most entries one `save_all` script call carries. A larger batch is split into calls of
 /// this size, one round trip each, so that one script never holds the (single-threaded)
@@ -29,12 +30,14 @@ pub const SAVE_ALL_CHUNK: usize = 1_000;
 /// round trip of a large group (small groups come back in one reply whatever the hint).
 pub const LIST_SCAN_COUNT: usize = 1_000;
 
-static SAVE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/save.lua")));
-static SAVE_ALL: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/save_all.lua")));
-static CLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/claim.lua")));
-static ADVANCE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/advance.lua")));
+static SAVE: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("scripts/save.lua")));
+static SAVE_ALL: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("scripts/save_all.lua")));
+static CLAIM: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("scripts/claim.lua")));
+static ADVANCE: LazyLock<LuaScript> =
+    LazyLock::new(|| LuaScript::new(include_str!("scripts/advance.lua")));
 
 /// A store on a Redis Cluster: [`RedisCheckpointStore`] over redis-rs's async
 /// [`ClusterConnection`].
@@ -314,7 +317,7 @@ where
         validate_advance(group, subscription, from, to)?;
         self.timed(Operation::Advance, async {
             let mut connection = self.connection.clone();
-            let mut invocation = ADVANCE.prepare_invoke();
+            let mut invocation = ADVANCE.call();
             invocation
                 .key(keys::group_key(&self.prefix, group))
                 .arg(keys::field(subscription, partition))
@@ -324,7 +327,7 @@ where
                 invocation.key(write.key).arg(write.field).arg(write.value);
             }
             let reply: Vec<String> = invocation
-                .invoke_async(&mut connection)
+                .invoke(&mut connection)
                 .await
                 .map_err(|e| backend(Operation::Advance, e))?;
             match reply.as_slice() {
@@ -456,10 +459,11 @@ where
         self.timed(Operation::Save, async {
             let mut connection = self.connection.clone();
             let moved: i64 = SAVE
+                .call()
                 .key(keys::group_key(&self.prefix, group))
                 .arg(keys::field(subscription, partition))
                 .arg(position.to_string())
-                .invoke_async(&mut connection)
+                .invoke(&mut connection)
                 .await
                 .map_err(|e| backend(Operation::Save, e))?;
             tracing::Span::current().record("moved", moved == 1);
@@ -489,14 +493,15 @@ where
             span.record("chunks", entries.len().div_ceil(SAVE_ALL_CHUNK));
             let mut moved: i64 = 0;
             for chunk in entries.chunks(SAVE_ALL_CHUNK) {
-                let mut invocation = SAVE_ALL.key(&key);
+                let mut invocation = SAVE_ALL.call();
+                invocation.key(&key);
                 for checkpoint in chunk {
                     invocation
                         .arg(keys::field(&checkpoint.subscription, checkpoint.partition))
                         .arg(checkpoint.position.to_string());
                 }
                 let chunk_moved: i64 = invocation
-                    .invoke_async(&mut connection)
+                    .invoke(&mut connection)
                     .await
                     .map_err(|e| backend(Operation::SaveAll, e))?;
                 moved += chunk_moved;
@@ -527,11 +532,12 @@ where
         self.timed(Operation::Claim, async {
             let mut connection = self.connection.clone();
             let reply: Vec<String> = CLAIM
+                .call()
                 .key(keys::group_key(&self.prefix, group))
                 .arg(keys::field(subscription, partition))
                 .arg(fingerprint.to_hex())
                 .arg(initial_position.to_string())
-                .invoke_async(&mut connection)
+                .invoke(&mut connection)
                 .await
                 .map_err(|e| backend(Operation::Claim, e))?;
             let position = match reply.as_slice() {
