@@ -1,1 +1,95 @@
-//! Work in progress.
+//! A conformance kit that proves a checkpoint store keeps the contract.
+//!
+//! Every clause of the contract is a public async case in [`cases`], taking any
+//! [`CheckpointStore`] (or [`ExclusiveCheckpointStore`]) and returning [`CaseResult`]. Two macros
+//! turn all of them into named tests for a store factory, so `cargo test` lists each clause
+//! your store passed or failed:
+//!
+//! ```
+//! use checkpoint_core::InMemoryCheckpointStore;
+//!
+//! // Your store here; a fresh client each call (each test has its own runtime).
+//! async fn store() -> InMemoryCheckpointStore {
+//!     InMemoryCheckpointStore::new()
+//! }
+//!
+//! mod monotonic {
+//!     checkpoint_conformance::checkpoint_store_tests!(super::store);
+//! }
+//! mod exclusive {
+//!     checkpoint_conformance::exclusive_store_tests!(super::store);
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! Beside the deterministic cases, [`cases::concurrent_histories`] generates histories of
+//! owners and zombie owners calling the store at the same time (with proptest), records when
+//! each call started and returned, and checks the whole history against a linearizable
+//! max-register with [`history::HistoryChecker`]. `CHECKPOINT_HISTORIES` sets how many
+//! histories run (default 64) and `CHECKPOINT_SEED` replays a failing run.
+//!
+//! Every case works in fresh random groups ([`fresh_group`]), so all cases can run in parallel
+//! against one shared server and leave nothing that disturbs another run.
+//!
+//! [`round_trips::CountingProxy`] counts request–response exchanges on the wire, for tests that
+//! assert how many round trips an operation takes.
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod cases;
+mod failure;
+mod group;
+pub mod history;
+mod macros;
+pub mod round_trips;
+
+pub use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
+pub use failure::{CaseResult, Failure, error_chain};
+pub use group::fresh_group;
+
+/// A case by name, for harnesses that run the kit themselves (see [`MONOTONIC_CASES`]).
+pub struct Case<S: ?Sized + 'static> {
+    /// The case's name, the same as its function in [`cases`].
+    pub name: &'static str,
+    /// Runs the case against a store.
+    pub run: for<'a> fn(&'a S) -> __private::BoxFuture<'a, CaseResult>,
+}
+
+impl<S: ?Sized> std::fmt::Debug for Case<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case").field("name", &self.name).finish()
+    }
+}
+
+/// Every monotonic case, in the order the macro lists them.
+pub const MONOTONIC_CASES: &[Case<dyn CheckpointStore>] =
+    __monotonic_cases! { __case_table!(dyn CheckpointStore) };
+
+/// Every exclusive case, in the order the macro lists them.
+pub const EXCLUSIVE_CASES: &[Case<dyn ExclusiveCheckpointStore>] =
+    __exclusive_cases! { __case_table!(dyn ExclusiveCheckpointStore) };
+
+#[doc(hidden)]
+pub mod __private {
+    use std::future::Future;
+
+    pub use futures_util::future::LocalBoxFuture as BoxFuture;
+
+    use crate::CaseResult;
+
+    /// Runs one case in a runtime of its own and panics, as a failing test must, with the
+    /// case's message when the store broke the clause.
+    #[allow(clippy::panic, clippy::expect_used)]
+    pub fn run_case(name: &str, case: impl Future<Output = CaseResult>) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("building a tokio runtime for the case");
+        if let Err(failure) = runtime.block_on(case) {
+            panic!("contract clause `{name}` broken:\n{failure}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The macros that turn every case into a named test for a given store factory.
+
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every monotonic case.
+///
+/// The list of cases lives here once: [`checkpoint_store_tests!`](crate::checkpoint_store_tests)
+/// and [`MONOTONIC_CASES`](crate::MONOTONIC_CASES) are both built from it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __monotonic_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            first_save_is_stored
+            higher_save_moves_forward
+            equal_save_changes_nothing
+            lower_save_is_ignored
+            zombie_save_after_handover_is_ignored
+            load_of_absent_key_is_none
+            keys_differ_by_every_part
+            list_of_empty_group_is_empty
+            list_of_one_checkpoint
+            list_of_large_group_is_complete
+            prefix_groups_are_separate
+            awkward_names_are_stored_verbatim
+            keys_that_collide_naively_are_separate
+            partition_boundaries
+            position_boundaries
+            invalid_inputs_are_rejected
+            save_all_repeated_keys_keep_highest
+            save_all_any_order_never_moves_back
+            save_all_empty_batch_does_nothing
+            save_all_of_ten_thousand
+            concurrent_saves_keep_the_maximum
+            concurrent_histories
+        }
+    };
+}
+
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every exclusive case.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __exclusive_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            claim_creates_at_initial_position
+            claim_keeps_stored_position
+            claim_refuses_changed_query
+            claim_adopts_monotonic_checkpoint
+            advance_from_current_position
+            advance_from_stale_position_is_refused
+            exclusive_checkpoints_are_listed
+            exclusive_positions_are_exact
+            exclusive_invalid_inputs_are_rejected
+            exclusive_contenders_one_winner_per_step
+        }
+    };
+}
+
+/// Expands to one `#[test]` per case, each calling the factory in a runtime of its own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __case_tests {
+    (($factory:path) $($case:ident)*) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::__private::run_case(stringify!($case), async {
+                    let store = $factory().await;
+                    $crate::cases::$case(&store).await
+                });
+            }
+        )*
+    };
+}
+
+/// Builds a table of cases: name and a function that runs it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __case_table {
+    (($store:ty) $($case:ident)*) => {
+        &[$(
+            $crate::Case {
+                name: stringify!($case),
+                run: {
+                    fn run<'a>(store: &'a $store) -> $crate::__private::BoxFuture<'a, $crate::CaseResult> {
+                        Box::pin($crate::cases::$case(store))
+                    }
+                    run
+                },
+            }
+        ),*]
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the monotonic contract, run against the store
+/// that `factory` makes.
+///
+/// `factory` is the path of an `async fn() -> S` where `S: CheckpointStore`. Each test builds
+/// its own tokio runtime, calls the factory once inside it, and runs one case, which works in
+/// fresh random groups of its own; so every test can run in parallel against one shared
+/// server. A failing test prints which clause broke and how.
+///
+/// ```
+/// use checkpoint_core::InMemoryCheckpointStore;
+///
+/// async fn store() -> InMemoryCheckpointStore {
+///     InMemoryCheckpointStore::new()
+/// }
+///
+/// checkpoint_conformance::checkpoint_store_tests!(store);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! checkpoint_store_tests {
+    ($factory:path) => {
+        $crate::__monotonic_cases! { __case_tests!($factory) }
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the exclusive contract (claim and advance),
+/// run against the store that `factory` makes; `S: ExclusiveCheckpointStore`. Use it beside
+/// [`checkpoint_store_tests!`], in another module, since both name their tests after cases.
+///
+/// ```
+/// use checkpoint_core::InMemoryCheckpointStore;
+///
+/// async fn store() -> InMemoryCheckpointStore {
+///     InMemoryCheckpointStore::new()
+/// }
+///
+/// mod exclusive {
+///     checkpoint_conformance::exclusive_store_tests!(super::store);
+/// }
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! exclusive_store_tests {
+    ($factory:path) => {
+        $crate::__exclusive_cases! { __case_tests!($factory) }
+    };
+}

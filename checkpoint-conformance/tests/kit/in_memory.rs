@@ -1,0 +1,15 @@
+//! The reference store passes the whole kit.
+
+use checkpoint_core::InMemoryCheckpointStore;
+
+async fn store() -> InMemoryCheckpointStore {
+    InMemoryCheckpointStore::new()
+}
+
+mod monotonic {
+    checkpoint_conformance::checkpoint_store_tests!(super::store);
+}
+
+mod exclusive {
+    checkpoint_conformance::exclusive_store_tests!(super::store);
+}
