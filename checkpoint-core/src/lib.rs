@@ -44,6 +44,7 @@ pub mod error;
 mod exclusive;
 mod fingerprint;
 mod memory;
+mod query;
 mod store;
 mod store_impls;
 pub mod validation;
@@ -53,4 +54,5 @@ pub use error::{Argument, BoxError, Error, InvalidInput, InvalidReason, Operatio
 pub use exclusive::ExclusiveCheckpointStore;
 pub use fingerprint::Fingerprint;
 pub use memory::InMemoryCheckpointStore;
+pub use query::{Query, QueryItem, canonical_encoding, fingerprint};
 pub use store::CheckpointStore;
