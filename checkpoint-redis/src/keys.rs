@@ -123,12 +123,11 @@ mod tests {
 
     /// The slot-hashed part of a key, as Redis Cluster defines it.
     fn cluster_hashed_part(key: &str) -> &str {
-        if let Some(open) = key.find('{') {
-            if let Some(len) = key[open + 1..].find('}') {
-                if len > 0 {
-                    return &key[open + 1..open + 1 + len];
-                }
-            }
+        if let Some(open) = key.find('{')
+            && let Some(len) = key[open + 1..].find('}')
+            && len > 0
+        {
+            return &key[open + 1..open + 1 + len];
         }
         key
     }
