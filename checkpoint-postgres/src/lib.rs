@@ -1,1 +1,150 @@
-//! Work in progress.
+//! A PostgreSQL checkpoint store on sqlx: one table, one statement per operation.
+//!
+//! [`PostgresCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore)
+//! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) natively in SQL:
+//!
+//! | operation | statement | round trips |
+//! | --- | --- | --- |
+//! | `save` | `INSERT ... ON CONFLICT DO UPDATE ... WHERE stored < new` | 1 |
+//! | `save_all` (any size) | the same over `unnest` of three array parameters | 1 |
+//! | `load` | `SELECT` by primary key | 1 |
+//! | `list` | `SELECT` by the key's first column (exact match) | 1 |
+//! | `claim` | `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` | 1 |
+//! | `advance` | `UPDATE ... WHERE position = from`, with the current position in the same statement | 1 |
+//!
+//! No operation reads before it writes: the server decides atomically, so no concurrency
+//! loses an update or moves a checkpoint back. Every method validates its input before any
+//! I/O. Round trips are per statement; a pool adds its own connection checks (see
+//! [`PostgresCheckpointStore::connect`]).
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), checkpoint_core::Error> {
+//! use checkpoint_core::CheckpointStore;
+//! use checkpoint_postgres::PostgresCheckpointStore;
+//!
+//! let store = PostgresCheckpointStore::connect("postgres://app@127.0.0.1/app").await?;
+//! store.migrate().await?; // idempotent, safe from many processes at once
+//! store.save("billing", "invoices", 0, 42).await?;
+//! store.save("billing", "invoices", 0, 17).await?; // behind: changes nothing
+//! assert_eq!(store.load("billing", "invoices", 0).await?, Some(42));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Over a pool the application already has, with a table of its own:
+//!
+//! ```no_run
+//! # async fn example(pool: sqlx::PgPool) -> Result<(), checkpoint_core::Error> {
+//! use std::time::Duration;
+//! use checkpoint_postgres::PostgresCheckpointStore;
+//!
+//! let store = PostgresCheckpointStore::new(pool)
+//!     .with_table("app.checkpoints")?
+//!     .with_timeout(Duration::from_secs(5));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Schema
+//!
+//! [`PostgresCheckpointStore::migrate`] creates this table (`{table}` is the quoted table
+//! name, `"checkpoints"` by default; [`PostgresCheckpointStore::schema_sql`] prints it for
+//! the configured table) and, for a schema-qualified name, the schema when it is missing:
+//!
+#![doc = concat!("```sql\n", include_str!("../sql/schema.sql"), ";\n```")]
+//!
+//! - `partition_id` holds a `u32`, which does not fit PostgreSQL's signed `INTEGER`: it is a
+//!   `BIGINT` limited to `0..=4294967295`. Positions are `0..=i64::MAX`, as the contract says.
+//! - The names use the `"C"` collation: they compare byte by byte, so two different names are
+//!   never equal under some locale, and the index order is the order in which
+//!   [`save_all`](checkpoint_core::CheckpointStore::save_all) locks rows.
+//! - `query_fingerprint` is `NULL` for a checkpoint only ever saved monotonically and set by
+//!   the first exclusive claim.
+//! - `updated_at` is the time of the last change of the position (or of the row's creation).
+//!
+//! Teams that run migrations themselves apply this DDL once and never call `migrate` (or call
+//! it: when the table exists it creates nothing and needs no privilege beyond those below).
+//!
+//! ## Privileges at run time
+//!
+//! The store only needs `SELECT`, `INSERT` and `UPDATE` on the table (and `USAGE` on its
+//! schema). It never deletes, truncates or alters anything:
+//!
+//! ```sql
+//! GRANT SELECT, INSERT, UPDATE ON checkpoints TO app;
+//! ```
+//!
+//! # In the caller's transaction
+//!
+//! The `*_in` methods run on a `&mut PgConnection` the caller holds, so a projection commits
+//! its read model and its checkpoint together, or rolls both back:
+//!
+//! ```no_run
+//! # async fn example(
+//! #     store: checkpoint_postgres::PostgresCheckpointStore,
+//! # ) -> Result<(), Box<dyn std::error::Error>> {
+//! let mut transaction = store.pool().begin().await?;
+//! sqlx::query("INSERT INTO invoice_totals (customer, total) VALUES ($1, $2)")
+//!     .bind("acme")
+//!     .bind(120_i64)
+//!     .execute(&mut *transaction)
+//!     .await?;
+//! store
+//!     .save_in(&mut transaction, "billing", "invoice-totals", 0, 1_001)
+//!     .await?;
+//! transaction.commit().await?; // both, or (on any error before) neither
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Exclusive checkpoints
+//!
+//! For a projection that must never apply a batch twice: claim with the fingerprint of the
+//! subscription's query, then advance the position in the transaction that writes the batch.
+//! Of two processes under one name, the second to commit gets [`Error::Moved`] and stops:
+//!
+//! ```no_run
+//! # async fn example(
+//! #     store: checkpoint_postgres::PostgresCheckpointStore,
+//! # ) -> Result<(), Box<dyn std::error::Error>> {
+//! use checkpoint_core::{Error, ExclusiveCheckpointStore, Fingerprint};
+//!
+//! let query = Fingerprint::from_bytes([7; 32]); // the digest of the subscription's query
+//! let from = store.claim("billing", "invoice-totals", 0, query, 0).await?;
+//! let to = from + 100; // the last position of the batch read from the log
+//!
+//! let mut transaction = store.pool().begin().await?;
+//! // ... write the batch's read model through `&mut *transaction` ...
+//! match store
+//!     .advance_in(&mut transaction, "billing", "invoice-totals", 0, from, to)
+//!     .await
+//! {
+//!     Ok(()) => transaction.commit().await?,
+//!     Err(Error::Moved { current, .. }) => {
+//!         // Another process projected this batch: drop ours (the transaction rolls back).
+//!         eprintln!("stopping: the checkpoint is already at {current:?}");
+//!     }
+//!     Err(other) => return Err(other.into()),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`Error::Moved`]: checkpoint_core::Error::Moved
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod errors;
+mod statements;
+mod store;
+mod table;
+
+pub use store::PostgresCheckpointStore;
+
+/// The name of the backend in errors: `"postgres"`.
+pub const BACKEND: &str = "postgres";
+
+/// The table a store uses unless [`PostgresCheckpointStore::with_table`] says otherwise.
+pub const DEFAULT_TABLE: &str = "checkpoints";

@@ -1,0 +1,88 @@
+//! Turning sqlx errors into the workspace's [`Error`], deciding honestly whether a retry may help.
+
+use std::fmt;
+
+use checkpoint_core::{Error, Operation};
+
+use crate::BACKEND;
+
+/// A sqlx error as the workspace's [`Error::Backend`], with the sqlx error as its source.
+pub(crate) fn backend(operation: Operation, error: sqlx::Error) -> Error {
+    let retryable = is_retryable(&error);
+    Error::backend(BACKEND, operation, retryable, error)
+}
+
+/// Whether the same call may succeed later.
+///
+/// Yes for a lost or refused connection, an exhausted pool, a server shutting down or short of
+/// resources, a cancelled statement, a lock timeout, a deadlock or serialisation failure. No
+/// for what will fail again the same way: a missing table, a refused permission, a violated
+/// constraint, a misconfiguration.
+fn is_retryable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(database) => database.code().is_some_and(|code| {
+            // SQLSTATE classes and codes, see the PostgreSQL manual's appendix A.
+            code.starts_with("08") // connection exception
+                || code.starts_with("53") // insufficient resources
+                || matches!(
+                    &*code,
+                    "40001" // serialization_failure
+                        | "40P01" // deadlock_detected
+                        | "55P03" // lock_not_available
+                        | "57014" // query_canceled (statement_timeout)
+                        | "57P01" // admin_shutdown
+                        | "57P02" // crash_shutdown
+                        | "57P03" // cannot_connect_now
+                )
+        }),
+        _ => false,
+    }
+}
+
+/// A value read back from the table that the schema should have made impossible (for example
+/// a negative position in a table created without the `CHECK` constraints).
+#[derive(Debug)]
+pub(crate) struct UnexpectedValue {
+    pub(crate) column: &'static str,
+    pub(crate) detail: String,
+}
+
+impl fmt::Display for UnexpectedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unexpected value in column `{}`: {}",
+            self.column, self.detail
+        )
+    }
+}
+
+impl std::error::Error for UnexpectedValue {}
+
+/// An [`UnexpectedValue`] as a non-retryable backend error.
+pub(crate) fn unexpected(operation: Operation, column: &'static str, detail: String) -> Error {
+    Error::backend(
+        BACKEND,
+        operation,
+        false,
+        UnexpectedValue { column, detail },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_and_pool_timeouts_are_retryable_configuration_is_not() {
+        let io = sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "reset",
+        ));
+        assert!(backend(Operation::Save, io).is_retryable());
+        assert!(backend(Operation::Save, sqlx::Error::PoolTimedOut).is_retryable());
+        assert!(!backend(Operation::Save, sqlx::Error::PoolClosed).is_retryable());
+        assert!(!backend(Operation::Load, sqlx::Error::RowNotFound).is_retryable());
+    }
+}

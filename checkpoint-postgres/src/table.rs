@@ -1,0 +1,139 @@
+//! The configured table name: validated, then quoted, so that nothing a user passes can
+//! change the SQL it is spliced into.
+
+use std::fmt;
+
+use checkpoint_core::{Argument, Error, InvalidInput, InvalidReason};
+
+/// PostgreSQL truncates identifiers to `NAMEDATALEN - 1` = 63 bytes; a longer name would
+/// silently refer to another table, so it is refused instead.
+const MAX_IDENTIFIER_BYTES: usize = 63;
+
+/// What a valid table setting looks like, as the error says it.
+const EXPECTED: &str = "a table name `table` or `schema.table`, each part matching \
+     [A-Za-z_][A-Za-z0-9_]* and at most 63 bytes";
+
+/// A table name, optionally schema-qualified, whose parts are plain identifiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TableName {
+    schema: Option<String>,
+    table: String,
+}
+
+impl TableName {
+    /// The default table, resolved through the connection's `search_path`.
+    pub(crate) fn default_table() -> Self {
+        Self {
+            schema: None,
+            table: crate::DEFAULT_TABLE.to_owned(),
+        }
+    }
+
+    /// Parses `table` or `schema.table`.
+    pub(crate) fn parse(name: &str) -> Result<Self, Error> {
+        let malformed = || -> Error {
+            InvalidInput::new(
+                Argument::Setting("table"),
+                InvalidReason::Malformed { expected: EXPECTED },
+            )
+            .into()
+        };
+        let mut parts = name.split('.');
+        let (schema, table) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(table), None, None) => (None, table),
+            (Some(schema), Some(table), None) => (Some(schema), table),
+            _ => return Err(malformed()),
+        };
+        if !schema.is_none_or(is_identifier) || !is_identifier(table) {
+            return Err(malformed());
+        }
+        Ok(Self {
+            schema: schema.map(str::to_owned),
+            table: table.to_owned(),
+        })
+    }
+
+    /// The schema, when one was given.
+    pub(crate) fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    /// The name quoted for SQL, for example `"app"."checkpoints"`.
+    ///
+    /// Quoting keeps the case as written (PostgreSQL folds unquoted names to lower case) and
+    /// lets a reserved word such as `order` be a table name. The parts cannot contain a quote:
+    /// [`parse`](Self::parse) admits only letters, digits and underscores.
+    pub(crate) fn quoted(&self) -> String {
+        match &self.schema {
+            Some(schema) => format!("\"{schema}\".\"{}\"", self.table),
+            None => format!("\"{}\"", self.table),
+        }
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.schema {
+            Some(schema) => write!(f, "{schema}.{}", self.table),
+            None => f.write_str(&self.table),
+        }
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`, 1 to 63 bytes.
+fn is_identifier(part: &str) -> bool {
+    let mut bytes = part.bytes();
+    let starts_well = bytes
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_');
+    starts_well
+        && part.len() <= MAX_IDENTIFIER_BYTES
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_and_qualified_names() {
+        let plain = TableName::parse("checkpoints").unwrap();
+        assert_eq!(plain.quoted(), "\"checkpoints\"");
+        assert_eq!(plain.schema(), None);
+        let qualified = TableName::parse("App_1.Check_Points").unwrap();
+        assert_eq!(qualified.quoted(), "\"App_1\".\"Check_Points\"");
+        assert_eq!(qualified.schema(), Some("App_1"));
+        assert_eq!(qualified.to_string(), "App_1.Check_Points");
+        assert!(TableName::parse(&"t".repeat(63)).is_ok());
+        assert!(TableName::parse("_t").is_ok());
+    }
+
+    #[test]
+    fn refuses_anything_else() {
+        for name in [
+            "",
+            ".",
+            "a.",
+            ".a",
+            "a.b.c",
+            "1table",
+            "ta ble",
+            "t\"; DROP TABLE users; --",
+            "t\"",
+            "t;",
+            "t--",
+            "tablé",
+            "t\0",
+            "\"quoted\"",
+            &"t".repeat(64),
+        ] {
+            let error = TableName::parse(name).unwrap_err();
+            let invalid = error.invalid_input().unwrap();
+            assert_eq!(invalid.argument, Argument::Setting("table"), "{name:?}");
+            assert!(
+                matches!(invalid.reason, InvalidReason::Malformed { .. }),
+                "{name:?}"
+            );
+        }
+    }
+}

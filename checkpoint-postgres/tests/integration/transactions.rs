@@ -1,0 +1,249 @@
+//! The `*_in` methods in the caller's transaction: the read model and the checkpoint commit
+//! together or not at all, and of two projections under one name only one commits.
+
+use std::time::Duration;
+
+use checkpoint_conformance::fresh_group;
+use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use sqlx::{AssertSqlSafe, PgConnection};
+
+use crate::support;
+
+const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([0x11; 32]);
+
+/// A read-model table of the test's own: (projection writer, event position).
+struct ReadModel {
+    table: String,
+}
+
+impl ReadModel {
+    async fn create() -> Self {
+        let table = support::unique_ident("read_model");
+        let mut admin = support::admin_connection().await;
+        sqlx::query(AssertSqlSafe(format!(
+            "CREATE TABLE {table} (writer TEXT NOT NULL, position BIGINT NOT NULL)"
+        )))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+        Self { table }
+    }
+
+    async fn write(&self, connection: &mut PgConnection, writer: &str, position: i64) {
+        sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO {} (writer, position) VALUES ($1, $2)",
+            self.table
+        )))
+        .bind(writer)
+        .bind(position)
+        .execute(connection)
+        .await
+        .unwrap();
+    }
+
+    async fn rows(&self) -> Vec<(String, i64)> {
+        let mut admin = support::admin_connection().await;
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT writer, position FROM {} ORDER BY position, writer",
+            self.table
+        )))
+        .fetch_all(&mut admin)
+        .await
+        .unwrap()
+    }
+
+    async fn drop_table(self) {
+        let mut admin = support::admin_connection().await;
+        sqlx::query(AssertSqlSafe(format!("DROP TABLE {}", self.table)))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_model_and_checkpoint_roll_back_together() {
+    let store = support::store().await;
+    let read_model = ReadModel::create().await;
+    let group = fresh_group("tx-rollback");
+
+    let mut transaction = store.pool().begin().await.unwrap();
+    read_model.write(&mut transaction, "p", 1).await;
+    store
+        .save_in(&mut transaction, &group, "s", 0, 1)
+        .await
+        .unwrap();
+    store
+        .save_all_in(&mut transaction, &group, &[Checkpoint::new("t", 1, 5)])
+        .await
+        .unwrap();
+    // Inside the transaction, the checkpoint is there...
+    assert_eq!(
+        store
+            .load_in(&mut transaction, &group, "s", 0)
+            .await
+            .unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        store.list_in(&mut transaction, &group).await.unwrap().len(),
+        2
+    );
+    // ...and outside not yet.
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), None);
+    transaction.rollback().await.unwrap();
+
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), None);
+    assert!(store.list(&group).await.unwrap().is_empty());
+    assert!(read_model.rows().await.is_empty());
+    read_model.drop_table().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_model_and_checkpoint_commit_together() {
+    let store = support::store().await;
+    let read_model = ReadModel::create().await;
+    let group = fresh_group("tx-commit");
+
+    let mut transaction = store.pool().begin().await.unwrap();
+    read_model.write(&mut transaction, "p", 7).await;
+    store
+        .save_in(&mut transaction, &group, "s", 0, 7)
+        .await
+        .unwrap();
+    transaction.commit().await.unwrap();
+
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(7));
+    assert_eq!(read_model.rows().await, vec![("p".to_owned(), 7)]);
+    read_model.drop_table().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_rolled_back_leaves_nothing() {
+    let store = support::store().await;
+    let group = fresh_group("tx-claim");
+    let mut transaction = store.pool().begin().await.unwrap();
+    assert_eq!(
+        store
+            .claim_in(&mut transaction, &group, "s", 0, FINGERPRINT, 3)
+            .await
+            .unwrap(),
+        3
+    );
+    transaction.rollback().await.unwrap();
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), None);
+}
+
+/// Two processes run the same projection: the second to commit finds its position gone,
+/// gets `Moved`, and its read-model write is rolled back with its transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_loser_of_two_projections_is_moved_and_rolled_back() {
+    let store = support::store().await;
+    let read_model = ReadModel::create().await;
+    let group = fresh_group("tx-exclusive");
+
+    let from_a = store.claim(&group, "p", 0, FINGERPRINT, 100).await.unwrap();
+    let from_b = store.claim(&group, "p", 0, FINGERPRINT, 100).await.unwrap();
+    assert_eq!((from_a, from_b), (100, 100));
+
+    let mut a = store.pool().begin().await.unwrap();
+    let mut b = store.pool().begin().await.unwrap();
+    read_model.write(&mut a, "a", 110).await;
+    read_model.write(&mut b, "b", 110).await;
+
+    store
+        .advance_in(&mut b, &group, "p", 0, from_b, 110)
+        .await
+        .unwrap();
+    b.commit().await.unwrap();
+
+    let error = store
+        .advance_in(&mut a, &group, "p", 0, from_a, 110)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Moved {
+                expected: 100,
+                current: Some(110)
+            }
+        ),
+        "{error:?}"
+    );
+    a.rollback().await.unwrap();
+
+    assert_eq!(store.load(&group, "p", 0).await.unwrap(), Some(110));
+    assert_eq!(read_model.rows().await, vec![("b".to_owned(), 110)]);
+    read_model.drop_table().await;
+}
+
+/// The same race while the winner has not committed yet: the loser's advance waits for the
+/// winner's row lock, and then reports where the winner really left the position (not the
+/// position in its own statement's snapshot).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_advance_reports_the_committed_position() {
+    let store = support::store().await;
+    let group = fresh_group("tx-waiting");
+    let from = store.claim(&group, "p", 0, FINGERPRINT, 0).await.unwrap();
+
+    let mut winner = store.pool().begin().await.unwrap();
+    store
+        .advance_in(&mut winner, &group, "p", 0, from, 50)
+        .await
+        .unwrap();
+
+    let loser = tokio::spawn({
+        let store = store.clone();
+        let group = group.clone();
+        async move {
+            let mut transaction = store.pool().begin().await.unwrap();
+            let result = store
+                .advance_in(&mut transaction, &group, "p", 0, from, 40)
+                .await;
+            transaction.rollback().await.unwrap();
+            result
+        }
+    });
+    // Give the loser time to block on the winner's row lock before the winner commits.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !loser.is_finished(),
+        "the loser's advance did not wait for the row lock"
+    );
+    winner.commit().await.unwrap();
+
+    let result = loser.await.unwrap();
+    assert!(
+        matches!(
+            result,
+            Err(Error::Moved {
+                expected: 0,
+                current: Some(50)
+            })
+        ),
+        "{result:?}"
+    );
+    assert_eq!(store.load(&group, "p", 0).await.unwrap(), Some(50));
+}
+
+/// `Moved` for a checkpoint that does not exist says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advance_of_an_absent_checkpoint_is_moved_to_none() {
+    let store = support::store().await;
+    let group = fresh_group("tx-absent");
+    let mut transaction = store.pool().begin().await.unwrap();
+    let result = store
+        .advance_in(&mut transaction, &group, "p", 0, 0, 1)
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(Error::Moved {
+                expected: 0,
+                current: None
+            })
+        ),
+        "{result:?}"
+    );
+}
