@@ -111,9 +111,12 @@
 //! second writer waits for it up to the **busy timeout** (5 s by default) instead of failing, so
 //! concurrent saves and batches, from tasks of one process or from several processes, take
 //! turns. Each statement is atomic, so no interleaving can move a checkpoint back. A writer
-//! that waits longer than the busy timeout gets a retryable error ([`Error::is_retryable`]
-//! (checkpoint_core::Error::is_retryable)). Several processes need a local file system: WAL's
-//! shared memory does not work over network file systems.
+//! that waits longer than the busy timeout gets a retryable error
+//! ([`Error::is_retryable`](checkpoint_core::Error::is_retryable)).
+//!
+//! Several processes need the file on a local file system: WAL's shared memory does not work
+//! over network file systems. A transaction of the caller that holds the write lock (see the
+//! `*_in` methods) makes every other writer wait until it ends: keep such transactions short.
 //!
 //! # Errors
 //!
