@@ -21,6 +21,11 @@ local function ahead(a, b)
   if #a ~= #b then
     return #a > #b
   end
+  if a == b then
+    return false
+  end
+  -- Equal lengths: the first differing digit decides. Bytes, not `a > b`, which would go
+  -- through the server's locale (strcoll).
   for i = 1, #a do
     local x, y = string.byte(a, i), string.byte(b, i)
     if x ~= y then
