@@ -139,9 +139,11 @@ impl RedisCheckpointStore<ConnectionManager> {
     /// with a TLS feature of redis-rs) through a [`ConnectionManager`], which reconnects by
     /// itself after a dropped connection.
     ///
-    /// The URL's password never appears in this store's `Debug` output or errors.
+    /// The URL's password never appears in this store's `Debug` output, spans or errors.
+    #[tracing::instrument(name = "redis.connect", level = "debug", skip_all, fields(endpoint))]
     pub async fn connect(url: &str) -> Result<Self, Error> {
         let endpoint = redacted_endpoints([url]).map_err(|e| backend(Operation::Connect, e))?;
+        tracing::Span::current().record("endpoint", endpoint.as_str());
         let client = redis::Client::open(url).map_err(|e| backend(Operation::Connect, e))?;
         let connection = client
             .get_connection_manager()
@@ -156,6 +158,12 @@ impl RedisCheckpointStore<ConnectionManager> {
 impl RedisCheckpointStore<ClusterConnection> {
     /// Connects to a Redis Cluster through any of its nodes (`redis://host:port` URLs); the
     /// client discovers the others and follows slot moves and failovers.
+    #[tracing::instrument(
+        name = "redis.connect_cluster",
+        level = "debug",
+        skip_all,
+        fields(endpoints)
+    )]
     pub async fn connect_cluster<I, S>(node_urls: I) -> Result<Self, Error>
     where
         I: IntoIterator<Item = S>,
@@ -167,6 +175,7 @@ impl RedisCheckpointStore<ClusterConnection> {
             .collect();
         let endpoint = redacted_endpoints(urls.iter().map(String::as_str))
             .map_err(|e| backend(Operation::Connect, e))?;
+        tracing::Span::current().record("endpoints", endpoint.as_str());
         let client = redis::cluster::ClusterClient::new(urls.iter().map(String::as_str))
             .map_err(|e| backend(Operation::Connect, e))?;
         let connection = client

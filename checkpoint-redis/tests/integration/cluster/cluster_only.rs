@@ -73,3 +73,29 @@ async fn advance_with_a_key_of_another_slot_is_refused_and_changes_nothing() {
     assert!(chain.to_lowercase().contains("crossslot"), "{chain}");
     assert_eq!(store.load(&group, "p", 0).await.expect("load"), Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_ack_on_a_cluster_without_replicas() {
+    use std::time::Duration;
+
+    use checkpoint_redis::ReplicaAckError;
+
+    let store = cluster_store().await;
+    let group = fresh_group("redis-cluster-wait");
+    // The test cluster has no replicas: asking for none succeeds, asking for one fails.
+    let none = store.clone().with_replica_ack(0, Duration::from_millis(50));
+    none.save(&group, "s", 0, 1)
+        .await
+        .expect("save with WAIT 0");
+    let one = store.clone().with_replica_ack(1, Duration::from_millis(50));
+    let error = one
+        .save(&group, "s", 0, 2)
+        .await
+        .expect_err("no replica can acknowledge");
+    let source = std::error::Error::source(&error).expect("a source");
+    let ack = source
+        .downcast_ref::<ReplicaAckError>()
+        .unwrap_or_else(|| panic!("expected a ReplicaAckError, got {error:?}"));
+    assert_eq!((ack.requested, ack.acknowledged), (1, 0));
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(2));
+}
