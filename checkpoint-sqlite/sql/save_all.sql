@@ -1,6 +1,6 @@
 -- ?1 group_name, ?2 the whole batch as one JSON array of [subscription, partition, position]
--- triples, with at most one triple per (subscription, partition): an upsert may not touch one
--- row twice. json_each expands it into rows; SQLite's JSON reads every integer within the
+-- triples, at most one per (subscription, partition) (collapsed by the caller so that each row
+-- is written once). json_each expands it into rows; SQLite's JSON reads every integer within the
 -- signed 64-bit range as an INTEGER, so positions up to i64::MAX arrive exactly.
 -- `WHERE true` is required by SQLite's grammar: without it, `ON CONFLICT` after
 -- `INSERT ... SELECT ... FROM` would parse as a join constraint.

@@ -51,8 +51,10 @@ impl SqliteCheckpointStore {
     ///
     /// The pool's own settings apply. For durability and for use by several processes,
     /// configure it as [`connect_options`](Self::connect_options) does: WAL,
-    /// `synchronous = FULL` and a busy timeout. Call [`migrate`](Self::migrate) once before
-    /// use.
+    /// `synchronous = FULL` and a busy timeout. (sqlx's defaults already have
+    /// `synchronous = FULL` and a 5 s busy timeout, but leave a new file in rollback-journal
+    /// mode, where readers and the writer block each other.) Call [`migrate`](Self::migrate)
+    /// once before use.
     pub fn new(pool: SqlitePool) -> Self {
         let table = TableName::default_table();
         let sql = Arc::new(Statements::for_table(&table));
@@ -306,9 +308,10 @@ impl SqliteCheckpointStore {
         if checkpoints.is_empty() {
             return Ok(());
         }
-        // An upsert may not touch one row twice in one statement, so repeated keys are
-        // collapsed to their highest position first, which is what saving them one by one
-        // would leave.
+        // Repeated keys are collapsed to their highest position first, which is what saving
+        // them one by one would leave. SQLite's upsert would also accept a row twice in one
+        // statement (PostgreSQL's refuses), but collapsing writes each row once and keeps the
+        // parameter small.
         let batch = batch_json(&checkpoint_core::batch::highest_per_key(checkpoints));
         sqlx::query(safe(&self.sql.save_all))
             .bind(group)
