@@ -490,6 +490,68 @@ pub(crate) async fn run_plan(
         .map_err(|violation| (history, violation)))
 }
 
+/// Runs `config.cases` generated histories while a fault is injected during each one, and
+/// checks them with failures allowed: a call may fail (with an error, never a panic), but
+/// nothing acknowledged may be lost and nothing may move backwards.
+///
+/// `fault(case)` runs concurrently with history `case`: for example it waits a moment, then
+/// kills the store's server-side connections. After each history the final state is read,
+/// retried for up to `recovery` while the store reconnects; a store that does not recover
+/// within it fails the run. Returns how many calls failed over all histories, so a test can
+/// show the fault really hit.
+pub async fn run_histories_with_faults<F, Fut>(
+    store: &dyn CheckpointStore,
+    config: &HistoryConfig,
+    recovery: Duration,
+    mut fault: F,
+) -> Result<u64, Failure>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut runner = runner(config.cases, config.seed);
+    let strategy = plans();
+    let checker = HistoryChecker {
+        allow_failures: true,
+    };
+    let mut failed_calls = 0;
+    for case in 0..config.cases {
+        let plan = strategy
+            .new_tree(&mut runner)
+            .map_err(|reason| Failure::new(format!("generating a history: {reason}")))?
+            .current();
+        let group = fresh_group("fault-history");
+        let (history, ()) =
+            futures_util::future::join(record(store, &group, &plan), fault(case)).await;
+        failed_calls += history
+            .events
+            .iter()
+            .filter(|e| matches!(e.outcome, Outcome::Failed(_)))
+            .count() as u64;
+        let started = std::time::Instant::now();
+        let final_state = loop {
+            match read_final_state(store, &group).await {
+                Ok(state) => break state,
+                Err(_) if started.elapsed() < recovery => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(failure) => {
+                    return Err(Failure::new(format!(
+                        "the store did not recover within {recovery:?} after the fault of history {case}: {failure}"
+                    )));
+                }
+            }
+        };
+        if let Err(violation) = checker.check(&history, &final_state) {
+            return Err(Failure::new(format!(
+                "history {case} of {} under a fault (CHECKPOINT_SEED={}) violates the max-register model:\n{violation}\nhistory (logical time, owner, call -> outcome):\n{history}",
+                config.cases, config.seed
+            )));
+        }
+    }
+    Ok(failed_calls)
+}
+
 async fn record(store: &dyn CheckpointStore, group: &str, plan: &Plan) -> History {
     let clock = AtomicU64::new(0);
     let owners = plan.owners.iter().enumerate().map(|(owner, owner_plan)| {

@@ -25,6 +25,7 @@ macro_rules! __monotonic_cases {
             partition_boundaries
             position_boundaries
             invalid_inputs_are_rejected
+            arbitrary_inputs_round_trip_or_are_rejected
             save_all_repeated_keys_keep_highest
             save_all_any_order_never_moves_back
             save_all_empty_batch_does_nothing

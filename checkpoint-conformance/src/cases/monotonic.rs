@@ -815,3 +815,133 @@ pub async fn concurrent_saves_keep_the_maximum(store: &dyn CheckpointStore) -> C
 pub async fn concurrent_histories(store: &dyn CheckpointStore) -> CaseResult {
     crate::history::run_histories(store, &crate::history::HistoryConfig::from_env()).await
 }
+
+/// The contract's rule for a valid name, written independently of any store's validation.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_NAME_BYTES && !name.contains('\0')
+}
+
+fn arbitrary_name() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => any::<String>(),
+        2 => "[a-z:{}%_\\\\'\"#|/ ]{0,8}",
+        1 => prop::collection::vec(any::<char>(), 100..200).prop_map(|chars| chars.into_iter().collect()),
+        1 => (500..=520usize).prop_map(|len| "n".repeat(len)),
+        1 => Just(String::new()),
+        1 => "[a-z]{0,4}\u{0}[a-z]{0,4}",
+    ]
+}
+
+fn arbitrary_position() -> impl proptest::strategy::Strategy<Value = u64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        6 => 0..=MAX_POSITION,
+        2 => prop::sample::select(vec![0, 1, F64_EXACT_LIMIT + 1, MAX_POSITION, MAX_POSITION + 1, u64::MAX]),
+        1 => (MAX_POSITION + 1)..=u64::MAX,
+    ]
+}
+
+/// Arbitrary names, partitions and positions through every entry point: valid ones are stored
+/// and read back exactly, invalid ones are rejected with the invalid-input error naming the
+/// first invalid argument (group, then subscription, then position), and leave nothing.
+pub async fn arbitrary_inputs_round_trip_or_are_rejected(
+    store: &dyn CheckpointStore,
+) -> CaseResult {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+
+    let config = crate::history::HistoryConfig::from_env();
+    let runs = (config.cases / 4).max(16);
+    let mut runner = crate::history::runner(runs, config.seed);
+    let calls = prop::collection::vec(
+        (
+            arbitrary_name(),
+            arbitrary_name(),
+            any::<u32>(),
+            arbitrary_position(),
+        ),
+        1..10,
+    );
+    for run in 0..runs {
+        let calls = calls
+            .new_tree(&mut runner)
+            .map_err(|reason| Failure::new(format!("generating inputs: {reason}")))?
+            .current();
+        let base = fresh_group("arbitrary");
+        let mut model: BTreeMap<String, BTreeMap<(String, u32), u64>> = BTreeMap::new();
+        let context = |what: String| format!("run {run} (CHECKPOINT_SEED={}): {what}", config.seed);
+        for (group_suffix, subscription, partition, position) in &calls {
+            let group = format!("{base}{group_suffix}");
+            let expected_argument = if !valid_name(&group) {
+                Some(Argument::Group)
+            } else if !valid_name(subscription) {
+                Some(Argument::Subscription)
+            } else if *position > MAX_POSITION {
+                Some(Argument::Position)
+            } else {
+                None
+            };
+            let what = format!("save({group:?}, {subscription:?}, {partition}, {position})");
+            match expected_argument {
+                Some(argument) => {
+                    expect_invalid(
+                        store
+                            .save(&group, subscription, *partition, *position)
+                            .await,
+                        argument,
+                        &context(what.clone()),
+                    )?;
+                    let batch = [Checkpoint::new(subscription.clone(), *partition, *position)];
+                    expect_invalid(
+                        store.save_all(&group, &batch).await,
+                        argument,
+                        &context(format!("save_all of {what}")),
+                    )?;
+                    if argument != Argument::Position {
+                        expect_invalid(
+                            store.load(&group, subscription, *partition).await,
+                            argument,
+                            &context(format!("load of {what}")),
+                        )?;
+                    }
+                    if argument == Argument::Group {
+                        expect_invalid(
+                            store.list(&group).await,
+                            argument,
+                            &context(format!("list({group:?})")),
+                        )?;
+                    }
+                }
+                None => {
+                    store
+                        .save(&group, subscription, *partition, *position)
+                        .await?;
+                    let stored = model
+                        .entry(group.clone())
+                        .or_default()
+                        .entry((subscription.clone(), *partition))
+                        .or_insert(*position);
+                    *stored = (*stored).max(*position);
+                    let want = Some(*stored);
+                    ensure_eq!(
+                        store.load(&group, subscription, *partition).await?,
+                        want,
+                        "{}",
+                        context(format!("load after {what}"))
+                    );
+                }
+            }
+        }
+        for (group, want) in &model {
+            ensure!(
+                listed(store, group).await? == *want,
+                "{}",
+                context(format!(
+                    "list({group:?}) does not return exactly what was saved"
+                ))
+            );
+        }
+    }
+    Ok(())
+}

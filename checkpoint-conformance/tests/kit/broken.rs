@@ -28,10 +28,12 @@ pub enum Flaw {
     ClaimIgnoresFingerprint,
     /// `claim` reads, then creates, without atomicity.
     ClaimReadsThenCreates,
+    /// `save` accepts positions above `i64::MAX` instead of rejecting them.
+    SaveSkipsPositionCheck,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 8] = [
+    pub const ALL: [Flaw; 9] = [
         Flaw::Overwrites,
         Flaw::ReadsThenWrites,
         Flaw::ListLeaksOtherGroups,
@@ -40,6 +42,7 @@ impl Flaw {
         Flaw::AdvanceDoesNotCompare,
         Flaw::ClaimIgnoresFingerprint,
         Flaw::ClaimReadsThenCreates,
+        Flaw::SaveSkipsPositionCheck,
     ];
 }
 
@@ -159,7 +162,11 @@ impl CheckpointStore for BrokenStore {
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
+        if self.flaw == Flaw::SaveSkipsPositionCheck {
+            validate_key(group, subscription)?;
+        } else {
+            validate_save(group, subscription, position)?;
+        }
         self.save_one(group, subscription, partition, position)
             .await;
         Ok(())

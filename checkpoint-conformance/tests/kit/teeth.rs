@@ -114,9 +114,20 @@ fn store_whose_claim_is_not_atomic_is_caught() {
 }
 
 #[test]
+fn store_that_skips_validation_is_caught() {
+    assert_caught(
+        Flaw::SaveSkipsPositionCheck,
+        &[
+            "invalid_inputs_are_rejected",
+            "arbitrary_inputs_round_trip_or_are_rejected",
+        ],
+    );
+}
+
+#[test]
 fn every_flaw_has_a_teeth_test() {
     // A new flaw must get its own test above; this keeps the list honest.
-    assert_eq!(Flaw::ALL.len(), 8);
+    assert_eq!(Flaw::ALL.len(), 9);
 }
 
 /// The history checker alone (without the deterministic cases) catches the non-atomic store
