@@ -303,3 +303,55 @@ async fn too_few_replica_acknowledgements_is_a_backend_error() {
         .await
         .expect("claim with enough replicas");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_connection_loses_nothing_and_the_store_reconnects() {
+    let store = single_store().await;
+    let group = fresh_group("redis-killed");
+    store.save(&group, "s", 0, 10).await.expect("save");
+    let mut connection = store.connection().clone();
+    let id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut connection)
+        .await
+        .expect("CLIENT ID");
+    // Kill exactly the store's connection, from another one.
+    let client = redis::Client::open(single_url().await).expect("REDIS_URL");
+    let mut killer = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connecting");
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query_async(&mut killer)
+        .await
+        .expect("CLIENT KILL");
+    assert_eq!(killed, 1);
+    // The first call may see the dropped connection (a retryable error); the manager then
+    // reconnects and the next calls work. Nothing saved is lost or moved back.
+    match store.save(&group, "s", 0, 5).await {
+        Ok(()) => {}
+        Err(error) => assert!(error.is_retryable(), "{error:?}"),
+    }
+    let mut loaded = None;
+    for _ in 0..50 {
+        match store.load(&group, "s", 0).await {
+            Ok(position) => {
+                loaded = position;
+                break;
+            }
+            Err(error) => {
+                assert!(error.is_retryable(), "{error:?}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    assert_eq!(loaded, Some(10));
+    store
+        .save(&group, "s", 0, 11)
+        .await
+        .expect("save after reconnecting");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(11));
+}
