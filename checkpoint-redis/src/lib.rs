@@ -106,6 +106,24 @@
 //! must be in the group's slot (put [`RedisCheckpointStore::hash_tag`] in them), or the server
 //! refuses the call with `CROSSSLOT`.
 //!
+//! ```no_run
+//! # async fn example(store: checkpoint_redis::RedisClusterCheckpointStore)
+//! # -> Result<(), checkpoint_core::Error> {
+//! use checkpoint_core::ExclusiveCheckpointStore;
+//! use checkpoint_redis::HashWrite;
+//!
+//! let fingerprint = checkpoint_core::Fingerprint::from_bytes([7; 32]);
+//! let from = store.claim("billing", "totals", 0, fingerprint, 0).await?;
+//! // Same hash tag as the group's checkpoints, so the same cluster slot.
+//! let totals = format!("billing-totals:{}", store.hash_tag("billing")?);
+//! store
+//!     .advance_with("billing", "totals", 0, from, from + 50, &[
+//!         HashWrite::new(&totals, "invoices", "1250"),
+//!     ])
+//!     .await?; // Err(Error::Moved { .. }) if another owner got there first: nothing written
+//! # Ok(()) }
+//! ```
+//!
 //! # Durability
 //!
 //! A checkpoint is as durable as the server makes it; this crate cannot add to that.

@@ -269,7 +269,7 @@ where
     /// The cluster hash tag of `group`, `{<group with % and } percent-escaped>}`: a key that
     /// holds it lives in the same cluster slot as the group's checkpoints, so
     /// [`advance_with`](Self::advance_with) can write it atomically with an advance.
-    pub fn hash_tag(group: &str) -> Result<String, Error> {
+    pub fn hash_tag(&self, group: &str) -> Result<String, Error> {
         validate_group(group)?;
         Ok(keys::hash_tag(group))
     }

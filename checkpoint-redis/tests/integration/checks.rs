@@ -368,7 +368,7 @@ pub async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
     store: &RedisCheckpointStore<C>,
 ) {
     let group = fresh_group("redis-advance-with");
-    let tag = RedisCheckpointStore::<C>::hash_tag(&group).expect("a valid group");
+    let tag = store.hash_tag(&group).expect("a valid group");
     let read_model = format!("test-read-model:{tag}");
     let totals = format!("test-totals:{tag}");
     store

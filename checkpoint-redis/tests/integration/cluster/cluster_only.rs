@@ -28,7 +28,7 @@ async fn groups_spread_over_slots_and_each_group_keeps_one_slot() {
             ["", "}", "{", "{a}"][i % 4]
         );
         let key = store.group_key(&group).expect("a valid group");
-        let tag = RedisClusterCheckpointStore::hash_tag(&group).expect("a valid group");
+        let tag = store.hash_tag(&group).expect("a valid group");
         let slot = slot_of(&store, &key).await;
         assert_eq!(slot, slot_of(&store, &format!("my-read-model:{tag}")).await);
         slots.insert(slot);
