@@ -233,6 +233,11 @@ where
     /// which a failover loses an acknowledged write: see the crate's durability section. A
     /// zero `timeout` means what it means to `WAIT`: wait for ever (bound it with
     /// [`with_timeout`](Self::with_timeout)).
+    ///
+    /// `WAIT` counts the replicas that have every write of the connection so far. On a cluster,
+    /// redis-rs sends it to every primary and keeps the smallest count, so the shard with the
+    /// fewest acknowledging replicas decides. If the connection was replaced between the
+    /// write and the `WAIT` (a reconnect), the count says nothing about that write.
     pub fn with_replica_ack(mut self, replicas: u32, timeout: Duration) -> Self {
         self.replica_ack = Some(ReplicaAck { replicas, timeout });
         self
