@@ -162,13 +162,25 @@ async fn each_operation_is_one_round_trip_through_the_pool() {
     let group = fresh_group("round-trips-pool");
     let batch = ten_thousand();
 
+    // Warm-up, settling after each call: a call made before the previous connection is back
+    // in the pool would open a second connection, where the statements are not prepared yet.
     store.save(&group, "s", 0, 1).await.unwrap();
+    settle().await;
     store.save_all(&group, &batch).await.unwrap();
+    settle().await;
     store.load(&group, "s", 0).await.unwrap();
+    settle().await;
     store.list(&group).await.unwrap();
+    settle().await;
     store.claim(&group, "x", 0, FINGERPRINT, 10).await.unwrap();
+    settle().await;
     store.advance(&group, "x", 0, 10, 11).await.unwrap();
     settle().await;
+    assert_eq!(
+        proxy.connections(),
+        1,
+        "the pool opened more than one connection"
+    );
     let connections = proxy.connections();
 
     // (operation, exchanges the caller waited for, exchanges once the pool has settled)
