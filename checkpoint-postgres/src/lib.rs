@@ -14,8 +14,14 @@
 //!
 //! No operation reads before it writes: the server decides atomically, so no concurrency
 //! loses an update or moves a checkpoint back. Every method validates its input before any
-//! I/O. Round trips are per statement; a pool adds its own connection checks (see
-//! [`PostgresCheckpointStore::connect`]).
+//! I/O.
+//!
+//! The round trips are those a caller waits for; the integration tests count them on the
+//! wire. Through a pool, sqlx 0.9 adds one more exchange when the connection goes back to the
+//! pool (a `Sync` it sends after the call has returned, which cannot be turned off), and a
+//! pool with sqlx's default `test_before_acquire` one more before each call; the pools that
+//! [`PostgresCheckpointStore::connect`] creates skip the latter (see there). The `*_in`
+//! methods on a connection of the caller's take exactly one.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), checkpoint_core::Error> {
