@@ -6,7 +6,8 @@
 #   scripts/services/dynamodb.sh down  stop the server this script started
 #
 # The server is moto (a Python AWS emulator), installed into a project-local virtualenv under
-# <repo>/.local/dynamodb/ so that a fresh machine needs nothing but python3 with its venv module.
+# <repo>/.local/dynamodb/ so that a fresh machine needs nothing but python3 with its venv module,
+# started with one lock around every request (see `write_launcher`).
 # It listens on loopback only. Only the `export` line goes to stdout; everything else goes to
 # stderr or to the log file, so callers can `eval "$(scripts/services/dynamodb.sh up)"`.
 #
@@ -25,6 +26,7 @@ STATE_DIR="${REPO_ROOT}/.local/dynamodb"
 VENV="${STATE_DIR}/venv"
 PID_FILE="${STATE_DIR}/moto.pid"
 LOG_FILE="${STATE_DIR}/moto.log"
+LAUNCHER="${STATE_DIR}/serialized_moto_server.py"
 ENDPOINT="http://${HOST}:${PORT}"
 
 log() { echo "dynamodb.sh: $*" >&2; }
@@ -35,6 +37,40 @@ answering() {
     local code
     code="$(curl --silent --output /dev/null --max-time 2 --write-out '%{http_code}' "${ENDPOINT}/" 2>/dev/null || true)"
     [[ -n "${code}" && "${code}" != "000" ]]
+}
+
+# moto's own `moto_server` serves requests on many threads, and its DynamoDB backend evaluates a
+# condition and applies the update in separate steps without a lock: concurrent conditional
+# writes to one item can then both succeed (two compare-and-sets from the same position both
+# win), which real DynamoDB never allows. This launcher is `moto_server` with one lock around
+# every request, so each request is one atomic step, as DynamoDB guarantees per item. Sockets
+# are still accepted and read concurrently; only the backend work is serialised.
+write_launcher() {
+    mkdir -p "${STATE_DIR}"
+    cat >"${LAUNCHER}" <<'PYTHON'
+import sys
+import threading
+
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+
+host, port = sys.argv[1], int(sys.argv[2])
+moto_app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+
+
+def serialized_app(environ, start_response):
+    with lock:
+        # Materialise the body inside the lock: the backend may do its work lazily.
+        return list(moto_app(environ, start_response))
+
+
+run_simple(host, port, serialized_app, threaded=True, request_handler=MotoRequestHandler)
+PYTHON
 }
 
 installed() {
@@ -61,8 +97,9 @@ up() {
     installed || install
     mkdir -p "${STATE_DIR}"
     log "starting moto on ${ENDPOINT} (log: ${LOG_FILE})"
+    write_launcher
     # setsid: the server outlives this script and the shell that evals its output.
-    setsid "${VENV}/bin/moto_server" -H "${HOST}" -p "${PORT}" >"${LOG_FILE}" 2>&1 < /dev/null &
+    setsid "${VENV}/bin/python" "${LAUNCHER}" "${HOST}" "${PORT}" >"${LOG_FILE}" 2>&1 < /dev/null &
     echo $! >"${PID_FILE}"
     for _ in $(seq 1 60); do
         if answering; then

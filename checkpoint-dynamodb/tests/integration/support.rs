@@ -1,0 +1,154 @@
+//! Where the tests find a server, and the clients and stores they share.
+//!
+//! `DYNAMODB_ENDPOINT` (read at run time) names a DynamoDB-compatible server, for example
+//! `http://127.0.0.1:8765` as printed by `scripts/services/dynamodb.sh up`. Without it, DynamoDB
+//! Local is started with testcontainers when a Docker engine is reachable. With neither, every
+//! test that needs a server fails and says how to provide one.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use checkpoint_conformance::error_chain;
+use checkpoint_dynamodb::DynamoDbCheckpointStore;
+
+/// The environment variable with the server's endpoint URL.
+pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
+
+/// The table every conformance test shares (each test works in fresh random groups).
+pub const TABLE: &str = "checkpoints_conformance";
+
+/// The endpoint of the server under test: `DYNAMODB_ENDPOINT`, or a container started once per
+/// test binary. Panics with instructions when there is neither.
+pub fn endpoint() -> String {
+    static ENDPOINT: OnceLock<Result<String, String>> = OnceLock::new();
+    match ENDPOINT.get_or_init(resolve_endpoint) {
+        Ok(endpoint) => endpoint.clone(),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+fn resolve_endpoint() -> Result<String, String> {
+    match std::env::var(ENDPOINT_VAR) {
+        Ok(endpoint) if !endpoint.trim().is_empty() => Ok(endpoint.trim().to_owned()),
+        _ => start_container(),
+    }
+}
+
+/// Starts DynamoDB Local in Docker and returns its endpoint.
+///
+/// Each test runs in a runtime of its own, which ends with the test, while the container must
+/// serve them all: it is started on a thread of its own, whose runtime keeps it until the test
+/// binary exits.
+fn start_container() -> Result<String, String> {
+    use testcontainers::runners::AsyncRunner;
+    use testcontainers_modules::dynamodb_local::DynamoDb;
+
+    let (sender, receiver) = std::sync::mpsc::channel::<Result<String, String>>();
+    std::thread::Builder::new()
+        .name("dynamodb-container".to_owned())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    let _ = sender.send(Err(format!("cannot build a runtime: {error}")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let started = async {
+                    let container = DynamoDb::default()
+                        .start()
+                        .await
+                        .map_err(|error| error.to_string())?;
+                    let host = container.get_host().await.map_err(|e| e.to_string())?;
+                    let port = container
+                        .get_host_port_ipv4(8000)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<_, String>((container, format!("http://{host}:{port}")))
+                };
+                match started.await {
+                    Ok((container, endpoint)) => {
+                        let _ = sender.send(Ok(endpoint));
+                        // Keep the container (and this runtime) alive until the process exits.
+                        std::future::pending::<()>().await;
+                        drop(container);
+                    }
+                    Err(error) => {
+                        let _ = sender.send(Err(format!(
+                            "{ENDPOINT_VAR} is not set and no DynamoDB Local container could be \
+                             started ({error}). Run `eval \"$(scripts/services/dynamodb.sh up)\"` \
+                             (it sets {ENDPOINT_VAR}=http://127.0.0.1:8765), set {ENDPOINT_VAR} \
+                             to another DynamoDB-compatible endpoint, or make a Docker engine \
+                             available."
+                        )));
+                    }
+                }
+            });
+        })
+        .map_err(|error| format!("cannot spawn the container thread: {error}"))?;
+    receiver
+        .recv()
+        .map_err(|_| "the container thread ended without an answer".to_owned())?
+}
+
+/// A client for `endpoint` with static test credentials and the SDK's standard retries.
+pub fn client_for(endpoint: &str) -> Client {
+    client_with(endpoint, RetryConfig::standard())
+}
+
+/// A client for `endpoint` that never retries, so error tests do not wait for backoff.
+pub fn client_without_retries(endpoint: &str) -> Client {
+    client_with(endpoint, RetryConfig::disabled())
+}
+
+fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "static"))
+        .retry_config(retry)
+        .timeout_config(
+            aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(5))
+                .operation_attempt_timeout(Duration::from_secs(30))
+                .build(),
+        )
+        .build();
+    Client::from_conf(config)
+}
+
+/// A store on the shared table, created if needed: the factory of the conformance tests. Every
+/// call runs `create_table`, so parallel tests also exercise its idempotence.
+pub async fn store() -> DynamoDbCheckpointStore {
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()), TABLE);
+    ensure_table(&store).await;
+    store
+}
+
+/// Creates the store's table, panicking with the whole error chain when that fails.
+pub async fn ensure_table(store: &DynamoDbCheckpointStore) {
+    store.create_table().await.unwrap_or_else(|error| {
+        panic!(
+            "create_table on {ENDPOINT_VAR}={} failed: {}",
+            endpoint(),
+            error_chain(&error)
+        )
+    });
+}
+
+/// The `host:port` of the endpoint, for a proxy in front of it.
+pub fn endpoint_address() -> String {
+    let endpoint = endpoint();
+    let without_scheme = endpoint
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("{ENDPOINT_VAR} must be an http:// URL, got {endpoint}"));
+    without_scheme.trim_end_matches('/').to_owned()
+}
