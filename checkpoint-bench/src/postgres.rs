@@ -1,0 +1,235 @@
+//! PostgreSQL: the store on a sqlx pool, and the same pool running `SELECT 1`, the store's own
+//! upsert, and a hand-written read-compare-write transaction.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use checkpoint_conformance::round_trips::CountingProxy;
+use checkpoint_postgres::PostgresCheckpointStore;
+use sqlx::AssertSqlSafe;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use crate::subject::{Backend, BenchError, Documented, ListFn, SaveFn, Subject, UnitFn, context};
+
+/// The bench's own table, emptied at the start of every run (it holds nothing else).
+const TABLE: &str = "checkpoint_bench";
+
+/// The store's statements, the very files it compiles in (`checkpoint-postgres/sql/`), with
+/// the table placeholder replaced as the store replaces it (the quoted table name). The crate
+/// does not export its SQL, so the bench reads the same files rather than a copy that could
+/// drift.
+const SAVE_SQL: &str = include_str!("../../checkpoint-postgres/sql/save.sql");
+const LIST_SQL: &str = include_str!("../../checkpoint-postgres/sql/list.sql");
+
+/// The commit floor's table and statement (see `subject`).
+const COMMIT_FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS checkpoint_bench_commit \
+    (id INT PRIMARY KEY, n BIGINT NOT NULL); \
+    INSERT INTO checkpoint_bench_commit VALUES (0, 0) ON CONFLICT DO NOTHING";
+const COMMIT_FLOOR_SQL: &str = "UPDATE checkpoint_bench_commit SET n = n + 1 WHERE id = 0";
+
+fn render(template: &str) -> Arc<str> {
+    template.replace("{table}", &format!("\"{TABLE}\"")).into()
+}
+
+/// Connects, empties the bench table and builds the direct and the counted subjects.
+pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
+    let url = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    let options = PgConnectOptions::from_str(&url).map_err(context("DATABASE_URL"))?;
+    let unreachable = "PostgreSQL is not reachable at DATABASE_URL (default \
+        postgres://postgres@127.0.0.1:5432/test); start it with `bash scripts/services/machine.sh up` \
+        or set DATABASE_URL";
+    // A pool at least as large as the highest concurrency, so no worker waits for a
+    // connection; no ping before each use (sqlx's default), which would double every round
+    // trip of store and raw client alike.
+    let pool = PgPoolOptions::new()
+        .max_connections(max_concurrency + 2)
+        .test_before_acquire(false)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(options.clone())
+        .await
+        .map_err(context(unreachable))?;
+    let store = PostgresCheckpointStore::new(pool.clone()).with_table(TABLE)?;
+    store.migrate().await?;
+    sqlx::query(AssertSqlSafe(format!("TRUNCATE \"{TABLE}\"")))
+        .execute(&pool)
+        .await
+        .map_err(context("emptying the bench table"))?;
+    sqlx::raw_sql(COMMIT_FLOOR_TABLE)
+        .execute(&pool)
+        .await
+        .map_err(context("creating the commit floor's table"))?;
+    let version: String = sqlx::query_scalar("SHOW server_version")
+        .fetch_one(&pool)
+        .await
+        .map_err(context("server version"))?;
+    let commit: String = sqlx::query_scalar("SHOW synchronous_commit")
+        .fetch_one(&pool)
+        .await
+        .map_err(context("synchronous_commit"))?;
+    let fsync: String = sqlx::query_scalar("SHOW fsync")
+        .fetch_one(&pool)
+        .await
+        .map_err(context("fsync"))?;
+
+    let upstream = format!("{}:{}", options.get_host(), options.get_port());
+    let proxy = CountingProxy::start(upstream.as_str())
+        .await
+        .map_err(context(unreachable))?;
+    // One connection: the counted operations run one at a time, and one connection keeps the
+    // prepared statements of the warm-up call for the counted one.
+    let counted_pool = PgPoolOptions::new()
+        .max_connections(1)
+        .test_before_acquire(false)
+        .connect_with(
+            options
+                .clone()
+                .host(&proxy.local_addr().ip().to_string())
+                .port(proxy.local_addr().port()),
+        )
+        .await
+        .map_err(context("PostgreSQL through the counting proxy"))?;
+
+    Ok(Backend {
+        name: "postgres",
+        server: format!("PostgreSQL {version} (synchronous_commit = {commit}, fsync = {fsync})"),
+        direct: subject(pool)?,
+        counted: Some((subject(counted_pool)?, proxy)),
+        documented: Documented {
+            save: 1,
+            load: 1,
+            save_all: |_| 1,
+            // The crate documents 1; the counting shows what sqlx does for a large result, the
+            // same for the raw query (see the table), so it is reported, not checked.
+            list: None,
+        },
+        batch_sizes: [1_000, 10_000],
+        note: "",
+        slow: false,
+    })
+}
+
+fn subject(pool: PgPool) -> Result<Subject, BenchError> {
+    let store = PostgresCheckpointStore::new(pool.clone()).with_table(TABLE)?;
+    let save_sql = render(SAVE_SQL);
+    let list_sql = render(LIST_SQL);
+
+    let floor: UnitFn = {
+        let pool = pool.clone();
+        Arc::new(move || {
+            let pool = pool.clone();
+            Box::pin(async move {
+                sqlx::query("SELECT 1").execute(&pool).await?;
+                Ok(())
+            })
+        })
+    };
+    // The cheapest durable write: one row of a one-row table updated in place, so the
+    // commit waits for its WAL flush (synchronous_commit), as every save that moves a
+    // checkpoint does. (`SELECT txid_current()` would not do: a transaction that wrote no WAL
+    // of its own commits without waiting for the flush.)
+    let commit_floor: UnitFn = {
+        let pool = pool.clone();
+        Arc::new(move || {
+            let pool = pool.clone();
+            Box::pin(async move {
+                sqlx::query(COMMIT_FLOOR_SQL).execute(&pool).await?;
+                Ok(())
+            })
+        })
+    };
+    let raw_save: SaveFn = {
+        let pool = pool.clone();
+        Arc::new(move |args| {
+            let (pool, sql) = (pool.clone(), Arc::clone(&save_sql));
+            Box::pin(async move {
+                sqlx::query(AssertSqlSafe(sql))
+                    .bind(&*args.group)
+                    .bind(&*args.subscription)
+                    .bind(i64::from(args.partition))
+                    .bind(i64::try_from(args.position)?)
+                    .execute(&pool)
+                    .await?;
+                Ok(())
+            })
+        })
+    };
+    let hand_save: SaveFn = {
+        let pool = pool.clone();
+        Arc::new(move |args| {
+            let pool = pool.clone();
+            Box::pin(async move { hand_written_save(&pool, args).await })
+        })
+    };
+    let raw_list: ListFn = {
+        let pool = pool.clone();
+        Arc::new(move |group| {
+            let (pool, sql) = (pool.clone(), Arc::clone(&list_sql));
+            Box::pin(async move {
+                let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
+                    .bind(&*group)
+                    .fetch_all(&pool)
+                    .await?;
+                Ok(rows.len())
+            })
+        })
+    };
+    Ok(Subject {
+        store: Arc::new(store),
+        floor,
+        commit_floor: Some(commit_floor),
+        raw_save,
+        hand_save,
+        raw_list,
+    })
+}
+
+/// What a user writes without an upsert: lock the row, compare in the client, then update (or
+/// insert) and commit. Four round trips: `BEGIN`, `SELECT ... FOR UPDATE`, the write, `COMMIT`.
+async fn hand_written_save(
+    pool: &PgPool,
+    args: crate::subject::SaveArgs,
+) -> Result<(), BenchError> {
+    let position = i64::try_from(args.position)?;
+    let partition = i64::from(args.partition);
+    let mut transaction = pool.begin().await?;
+    let stored: Option<i64> = sqlx::query_scalar(
+        "SELECT position FROM checkpoint_bench \
+         WHERE group_name = $1 AND subscription = $2 AND partition_id = $3 FOR UPDATE",
+    )
+    .bind(&*args.group)
+    .bind(&*args.subscription)
+    .bind(partition)
+    .fetch_optional(&mut *transaction)
+    .await?;
+    match stored {
+        None => {
+            sqlx::query(
+                "INSERT INTO checkpoint_bench (group_name, subscription, partition_id, position) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&*args.group)
+            .bind(&*args.subscription)
+            .bind(partition)
+            .bind(position)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        Some(stored) if stored < position => {
+            sqlx::query(
+                "UPDATE checkpoint_bench SET position = $4, updated_at = now() \
+                 WHERE group_name = $1 AND subscription = $2 AND partition_id = $3",
+            )
+            .bind(&*args.group)
+            .bind(&*args.subscription)
+            .bind(partition)
+            .bind(position)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        Some(_) => {}
+    }
+    transaction.commit().await?;
+    Ok(())
+}

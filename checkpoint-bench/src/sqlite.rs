@@ -1,0 +1,183 @@
+//! SQLite (embedded, a temporary file): the store on a sqlx pool with the store's recommended
+//! settings (WAL, `synchronous = FULL`), and the same pool running `SELECT 1`, the store's own
+//! upsert, and a hand-written read-compare-write transaction.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use checkpoint_sqlite::SqliteCheckpointStore;
+use sqlx::AssertSqlSafe;
+use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
+
+use crate::subject::{
+    Backend, BenchError, Documented, ListFn, SaveArgs, SaveFn, Subject, UnitFn, context,
+};
+
+/// The store's statements, the very files it compiles in, with the table placeholder
+/// replaced as the store replaces it (the quoted default table name). The crate does not
+/// export its SQL.
+const SAVE_SQL: &str = include_str!("../../checkpoint-sqlite/sql/save.sql");
+const LIST_SQL: &str = include_str!("../../checkpoint-sqlite/sql/list.sql");
+
+fn render(template: &str) -> Arc<str> {
+    template.replace("{table}", "\"checkpoints\"").into()
+}
+
+/// The database file of this run (removed by [`remove`]).
+pub fn database_path() -> PathBuf {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!(
+        "checkpoint-bench-{}-{nanos}.db",
+        std::process::id()
+    ))
+}
+
+/// Removes the database file and its WAL companions.
+pub fn remove(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// Opens a fresh database file and builds the subject. No counted subject: an embedded
+/// database has no wire to count round trips on.
+pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backend, BenchError> {
+    // The store's recommended settings, in a pool as large as the highest concurrency (the
+    // store's own `open` uses 8); writers still take turns on SQLite's single write lock.
+    let pool = SqlitePoolOptions::new()
+        .max_connections(max_concurrency + 2)
+        .connect_with(SqliteCheckpointStore::connect_options(path))
+        .await
+        .map_err(context(format!("opening {}", path.display())))?;
+    let store = SqliteCheckpointStore::new(pool.clone());
+    store.migrate().await?;
+    let version: String = sqlx::query_scalar("SELECT sqlite_version()")
+        .fetch_one(&pool)
+        .await
+        .map_err(context("sqlite_version()"))?;
+    Ok(Backend {
+        name: "sqlite",
+        server: format!("SQLite {version} (embedded; WAL, synchronous = FULL, a temporary file)"),
+        direct: subject(pool, store),
+        counted: None,
+        documented: Documented {
+            save: 1,
+            load: 1,
+            save_all: |_| 1,
+            list: Some(|_| 1),
+        },
+        batch_sizes: [1_000, 10_000],
+        note: "embedded: no round trips; its floor is `SELECT 1` on the same pool",
+        slow: false,
+    })
+}
+
+fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
+    let save_sql = render(SAVE_SQL);
+    let list_sql = render(LIST_SQL);
+    let floor: UnitFn = {
+        let pool = pool.clone();
+        Arc::new(move || {
+            let pool = pool.clone();
+            Box::pin(async move {
+                sqlx::query("SELECT 1").execute(&pool).await?;
+                Ok(())
+            })
+        })
+    };
+    let raw_save: SaveFn = {
+        let pool = pool.clone();
+        Arc::new(move |args: SaveArgs| {
+            let (pool, sql) = (pool.clone(), Arc::clone(&save_sql));
+            Box::pin(async move {
+                sqlx::query(AssertSqlSafe(sql))
+                    .bind(&*args.group)
+                    .bind(&*args.subscription)
+                    .bind(i64::from(args.partition))
+                    .bind(i64::try_from(args.position)?)
+                    .execute(&pool)
+                    .await?;
+                Ok(())
+            })
+        })
+    };
+    let hand_save: SaveFn = {
+        let pool = pool.clone();
+        Arc::new(move |args: SaveArgs| {
+            let pool = pool.clone();
+            Box::pin(async move { hand_written_save(&pool, &args).await })
+        })
+    };
+    let raw_list: ListFn = {
+        let pool = pool.clone();
+        Arc::new(move |group: Arc<str>| {
+            let (pool, sql) = (pool.clone(), Arc::clone(&list_sql));
+            Box::pin(async move {
+                let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
+                    .bind(&*group)
+                    .fetch_all(&pool)
+                    .await?;
+                Ok(rows.len())
+            })
+        })
+    };
+    Subject {
+        store: Arc::new(store),
+        floor,
+        commit_floor: None,
+        raw_save,
+        hand_save,
+        raw_list,
+    }
+}
+
+/// What a user writes without an upsert: a write transaction (`BEGIN IMMEDIATE`, so two of
+/// them cannot both read and then fail to upgrade), read, compare in the client, write, commit.
+async fn hand_written_save(pool: &SqlitePool, args: &SaveArgs) -> Result<(), BenchError> {
+    let position = i64::try_from(args.position)?;
+    let partition = i64::from(args.partition);
+    let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let stored: Option<i64> = sqlx::query_scalar(
+        "SELECT position FROM checkpoints \
+         WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
+    )
+    .bind(&*args.group)
+    .bind(&*args.subscription)
+    .bind(partition)
+    .fetch_optional(&mut *transaction)
+    .await?;
+    match stored {
+        None => {
+            sqlx::query(
+                "INSERT INTO checkpoints (group_name, subscription, partition_id, position) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .bind(&*args.group)
+            .bind(&*args.subscription)
+            .bind(partition)
+            .bind(position)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        Some(stored) if stored < position => {
+            sqlx::query(
+                "UPDATE checkpoints SET position = ?4, \
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') \
+                 WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
+            )
+            .bind(&*args.group)
+            .bind(&*args.subscription)
+            .bind(partition)
+            .bind(position)
+            .execute(&mut *transaction)
+            .await?;
+        }
+        Some(_) => {}
+    }
+    transaction.commit().await?;
+    Ok(())
+}
