@@ -164,10 +164,12 @@ mod error;
 mod keys;
 mod script;
 mod store;
+#[cfg(feature = "tls-rustls")]
+mod tls;
 
 pub use error::{BACKEND, ReplicaAckError, UnexpectedData};
 pub use keys::{DEFAULT_KEY_PREFIX, MAX_KEY_PREFIX_BYTES};
 pub use store::{
-    HashWrite, LIST_SCAN_COUNT, MAX_SAVE_ALL_CHUNK, RedisCheckpointStore,
-    RedisClusterCheckpointStore, SAVE_ALL_CHUNK,
+    CONNECTION_TIMEOUT, DEFAULT_TIMEOUT, HashWrite, LIST_SCAN_COUNT, MAX_SAVE_ALL_CHUNK,
+    RedisCheckpointStore, RedisClusterCheckpointStore, SAVE_ALL_CHUNK,
 };

@@ -38,6 +38,16 @@ pub const MAX_SAVE_ALL_CHUNK: usize = 2_000;
 /// round trip of a large group (small groups come back in one reply whatever the hint).
 pub const LIST_SCAN_COUNT: usize = 1_000;
 
+/// The operation timeout of a store made by [`connect`](RedisCheckpointStore::connect) until
+/// [`with_timeout`](RedisCheckpointStore::with_timeout) sets another: long enough for a
+/// reconnect after a server restart, short enough that a hung server does not hang its
+/// callers.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long [`connect`](RedisCheckpointStore::connect)'s connection waits for each connection
+/// attempt (the first one and every reconnect).
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
+
 static SAVE: LazyLock<LuaScript> =
     LazyLock::new(|| LuaScript::new(include_str!("scripts/save.lua")));
 static SAVE_ALL: LazyLock<LuaScript> =
@@ -135,21 +145,50 @@ fn redacted_endpoints<'a>(
 }
 
 impl RedisCheckpointStore<ConnectionManager> {
-    /// Connects to the server at `url` (`redis://[user:password@]host:port[/db]`, or `rediss://`
-    /// with a TLS feature of redis-rs) through a [`ConnectionManager`], which reconnects by
-    /// itself after a dropped connection.
+    /// Connects to the server at `url` (`redis://[user:password@]host:port[/db]`, or
+    /// `rediss://` with the `tls-rustls` feature) through a [`ConnectionManager`], which
+    /// reconnects by itself after a dropped connection or a server restart.
+    ///
+    /// The store starts with an operation timeout of [`DEFAULT_TIMEOUT`] (change it with
+    /// [`with_timeout`](Self::with_timeout)), and the connection has no per-command timeout of
+    /// its own, so that one timeout, the store's, bounds each operation with its reconnects,
+    /// `EVAL` fallback and `WAIT` included. Each connection attempt is bounded by
+    /// [`CONNECTION_TIMEOUT`].
     ///
     /// The URL's password never appears in this store's `Debug` output, spans or errors.
     #[tracing::instrument(name = "redis.connect", level = "debug", skip_all, fields(endpoint))]
     pub async fn connect(url: &str) -> Result<Self, Error> {
         let endpoint = redacted_endpoints([url]).map_err(|e| backend(Operation::Connect, e))?;
         tracing::Span::current().record("endpoint", endpoint.as_str());
+        #[cfg(feature = "tls-rustls")]
+        crate::tls::ensure_crypto_provider();
         let client = redis::Client::open(url).map_err(|e| backend(Operation::Connect, e))?;
+        Self::manage(client, endpoint).await
+    }
+
+    /// Connects through a [`redis::Client`] you built, for what a URL cannot say: a private
+    /// certificate authority or a client certificate (`redis::Client::build_with_tls`).
+    /// Otherwise the same as [`connect`](Self::connect).
+    #[tracing::instrument(name = "redis.connect", level = "debug", skip_all, fields(endpoint))]
+    pub async fn connect_client(client: redis::Client) -> Result<Self, Error> {
+        let endpoint = client.get_connection_info().addr().to_string();
+        tracing::Span::current().record("endpoint", endpoint.as_str());
+        #[cfg(feature = "tls-rustls")]
+        crate::tls::ensure_crypto_provider();
+        Self::manage(client, endpoint).await
+    }
+
+    async fn manage(client: redis::Client, endpoint: String) -> Result<Self, Error> {
+        // No response timeout in the client: the store's own timeout is the one that bounds an
+        // operation, and returns `Error::Timeout` rather than an I/O error.
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(None)
+            .set_connection_timeout(Some(CONNECTION_TIMEOUT));
         let connection = client
-            .get_connection_manager()
+            .get_connection_manager_with_config(config)
             .await
             .map_err(|e| backend(Operation::Connect, e))?;
-        let mut store = Self::new(connection);
+        let mut store = Self::new(connection).with_timeout(DEFAULT_TIMEOUT);
         store.endpoint = Some(endpoint);
         Ok(store)
     }
@@ -176,6 +215,8 @@ impl RedisCheckpointStore<ClusterConnection> {
         let endpoint = redacted_endpoints(urls.iter().map(String::as_str))
             .map_err(|e| backend(Operation::Connect, e))?;
         tracing::Span::current().record("endpoints", endpoint.as_str());
+        #[cfg(feature = "tls-rustls")]
+        crate::tls::ensure_crypto_provider();
         let client = redis::cluster::ClusterClient::new(urls.iter().map(String::as_str))
             .map_err(|e| backend(Operation::Connect, e))?;
         let connection = client
@@ -341,7 +382,8 @@ where
     /// the writes); on a cluster every key must be in the group's slot, so put
     /// [`hash_tag`](Self::hash_tag) in your keys (the server refuses others with `CROSSSLOT`);
     /// and the atomicity is Redis's: a script is applied whole, but its durability is that of
-    /// the server (see the crate's durability section). Never write into the group's own key.
+    /// the server (see the crate's durability section). A write into the group's own key is
+    /// refused with [`Error::InvalidInput`], before any I/O.
     #[tracing::instrument(
         name = "redis.advance_with",
         level = "debug",
@@ -358,11 +400,22 @@ where
         writes: &[HashWrite<'_>],
     ) -> Result<(), Error> {
         validate_advance(group, subscription, from, to)?;
+        let group_key = keys::group_key(&self.prefix, group);
+        if writes.iter().any(|write| write.key == group_key) {
+            // A foreign field in the group's hash would make every later `list` fail.
+            return Err(InvalidInput::new(
+                Argument::Setting("writes"),
+                InvalidReason::Malformed {
+                    expected: "writes into keys other than the group's checkpoint hash",
+                },
+            )
+            .into());
+        }
         self.timed(Operation::Advance, async {
             let mut connection = self.connection.clone();
             let mut invocation = ADVANCE.call();
             invocation
-                .key(keys::group_key(&self.prefix, group))
+                .key(&group_key)
                 .arg(keys::field(subscription, partition))
                 .arg(from.to_string())
                 .arg(to.to_string());

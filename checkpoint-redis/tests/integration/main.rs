@@ -6,6 +6,7 @@
 //! One binary with modules keeps link time and disk down.
 
 mod checks;
+mod faults;
 mod support;
 
 /// Everything against one Redis server.

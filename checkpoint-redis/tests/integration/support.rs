@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore};
 use redis::IntoConnectionInfo;
@@ -125,7 +126,7 @@ impl FreezingProxy {
                             break;
                         }
                         while flag.load(Ordering::SeqCst) {
-                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            tokio::time::sleep(Duration::from_millis(5)).await;
                         }
                         if client_write.write_all(&buffer[..n]).await.is_err() {
                             break;
@@ -139,5 +140,193 @@ impl FreezingProxy {
 
     pub fn freeze(&self, frozen: bool) {
         self.frozen.store(frozen, Ordering::SeqCst);
+    }
+}
+
+/// A redis-server of the test's own, on a free port of 127.0.0.1 with its data in a temporary
+/// folder, for the tests that stop, kill, pause or reconfigure a server: never the machine's
+/// shared one. Dropping it kills the process (even a paused one) and removes the folder, so a
+/// failing test cleans up too.
+pub struct OwnRedis {
+    port: u16,
+    dir: std::path::PathBuf,
+    args: Vec<String>,
+    child: Option<std::process::Child>,
+}
+
+/// The persistence the crate doc recommends for checkpoints that must survive a crash: AOF,
+/// fsynced before each reply, no RDB snapshots.
+pub const DURABLE: &[&str] = &[
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+    "--save",
+    "",
+];
+
+/// No persistence at all: a restart loses everything.
+pub const VOLATILE: &[&str] = &["--appendonly", "no", "--save", ""];
+
+impl OwnRedis {
+    /// Starts `redis-server` with `persistence` (and any other arguments) on a free port.
+    pub async fn start(persistence: &[&str]) -> Self {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "checkpoint-redis-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("creating the server's temporary folder");
+        let mut server = Self {
+            port: 0,
+            dir,
+            args: persistence.iter().map(|a| (*a).to_owned()).collect(),
+            child: None,
+        };
+        // A free port can be taken between the probe and the server's bind: try a few.
+        for _ in 0..5 {
+            server.port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("finding a free port")
+                .port();
+            if server.spawn().await {
+                return server;
+            }
+        }
+        panic!("redis-server did not start: {}", server.log());
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server runs").id()
+    }
+
+    /// A plain connection of the test's own (not the store's), for admin commands.
+    pub async fn admin(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .expect("the server's URL")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("an admin connection to the test's own server")
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`, `KILL`, `TERM`) to the server process.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
+    /// Stops the server with `signal` (`TERM`: a clean shutdown that flushes the AOF; `KILL`:
+    /// a crash) and waits until the process is gone.
+    pub async fn stop(&mut self, signal: &str) {
+        self.signal(signal);
+        let mut child = self.child.take().expect("the server runs");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => return,
+                Ok(None) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("redis-server did not stop on SIG{signal}");
+                }
+            }
+        }
+    }
+
+    /// Starts the server again on the same port and folder, with the same settings.
+    pub async fn restart(&mut self) {
+        assert!(self.child.is_none(), "stop the server first");
+        for _ in 0..20 {
+            if self.spawn().await {
+                return;
+            }
+            // The old socket may linger for a moment.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("redis-server did not restart: {}", self.log());
+    }
+
+    /// Starts the process and waits until it answers PING (and has loaded its data); false if
+    /// it exited (a taken port) or did not answer within 10 s.
+    async fn spawn(&mut self) -> bool {
+        let log = self.dir.join("redis.log");
+        let mut command = std::process::Command::new("redis-server");
+        command
+            .arg("--port")
+            .arg(self.port.to_string())
+            .args(["--bind", "127.0.0.1", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .arg("--logfile")
+            .arg(&log)
+            .args(&self.args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => panic!(
+                "cannot run redis-server ({error}): the fault tests start servers of their own; \
+                 install the Debian package redis-server"
+            ),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return false;
+            }
+            if ping(self.port).await {
+                self.child = Some(child);
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+}
+
+/// Whether a server on `port` answers `PING` with `PONG` (not `LOADING`).
+async fn ping(port: u16) -> bool {
+    let attempt = async {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+        stream.write_all(b"PING\r\n").await.ok()?;
+        let mut reply = [0u8; 7];
+        stream.read_exact(&mut reply).await.ok()?;
+        Some(&reply == b"+PONG\r\n")
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), attempt).await,
+        Ok(Some(true))
+    )
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SIGKILL ends a stopped (SIGSTOP) process too.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -1,0 +1,425 @@
+//! Faults injected into servers of the tests' own (never the machine's shared Redis): killed
+//! connections, clean restarts and crashes, a paused server. Each test shows the fault hit
+//! (calls failed), that every failure was a retryable backend or timeout error, that the
+//! history checker finds nothing acknowledged lost and nothing moved back, and that the store
+//! works again afterwards.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_core::{
+    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+};
+use checkpoint_redis::RedisCheckpointStore;
+
+use crate::support::{DURABLE, OwnRedis, VOLATILE};
+
+/// A store that records every error its calls return, to check each one's type: the history
+/// runner keeps only their text.
+struct Audited<S> {
+    inner: S,
+    errors: Mutex<Vec<String>>,
+    /// Errors that are neither a retryable backend error nor a timeout.
+    wrong: Mutex<Vec<String>>,
+}
+
+impl<S> Audited<S> {
+    fn new(inner: S) -> Self {
+        Self {
+            inner,
+            errors: Mutex::new(Vec::new()),
+            wrong: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(error) = &result {
+            let text = format!("{error:?}");
+            match error {
+                Error::Backend {
+                    retryable: true, ..
+                }
+                | Error::Timeout { .. } => {}
+                _ => self.wrong.lock().expect("lock").push(text.clone()),
+            }
+            self.errors.lock().expect("lock").push(text);
+        }
+        result
+    }
+
+    /// Panics unless every recorded error was a retryable backend error or a timeout; returns
+    /// how many there were.
+    fn check(&self) -> usize {
+        let wrong = self.wrong.lock().expect("lock");
+        assert!(
+            wrong.is_empty(),
+            "errors that are not retryable backend or timeout errors: {wrong:#?}"
+        );
+        self.errors.lock().expect("lock").len()
+    }
+
+    fn sample(&self) -> Option<String> {
+        self.errors.lock().expect("lock").first().cloned()
+    }
+}
+
+#[async_trait]
+impl<S: CheckpointStore> CheckpointStore for Audited<S> {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        self.record(self.inner.list(group).await)
+    }
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        self.record(self.inner.load(group, subscription, partition).await)
+    }
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        self.record(
+            self.inner
+                .save(group, subscription, partition, position)
+                .await,
+        )
+    }
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        self.record(self.inner.save_all(group, checkpoints).await)
+    }
+}
+
+fn fault_config(cases: u32) -> HistoryConfig {
+    HistoryConfig {
+        cases,
+        seed: HistoryConfig::from_env().seed,
+        shrink_runs: 0,
+    }
+}
+
+/// Retries `save` until it succeeds; returns how long that took and how many attempts failed.
+async fn until_saved(
+    store: &RedisCheckpointStore,
+    group: &str,
+    position: u64,
+    within: Duration,
+) -> (Duration, u32) {
+    let started = Instant::now();
+    let mut failures = 0;
+    loop {
+        match store.save(group, "probe", 0, position).await {
+            Ok(()) => return (started.elapsed(), failures),
+            Err(error) => {
+                assert!(error.is_retryable(), "{error:?}");
+                failures += 1;
+                assert!(
+                    started.elapsed() < within,
+                    "the store did not recover within {within:?}: {error:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_connections_in_the_middle_of_histories() {
+    let server = OwnRedis::start(DURABLE).await;
+    let store = Audited::new(
+        RedisCheckpointStore::connect(&server.url())
+            .await
+            .expect("connecting to the test's own server"),
+    );
+    let admin = server.admin().await;
+    let killed = AtomicU64::new(0);
+    let config = fault_config(48);
+    let started = Instant::now();
+    // In each history, after 0 to 2.1 ms, kill every normal connection but the admin's own:
+    // that is the store's connection, with whatever calls it has in flight.
+    let failed_calls =
+        run_histories_with_faults(&store, &config, Duration::from_secs(10), |case| {
+            let mut admin = admin.clone();
+            let killed = &killed;
+            async move {
+                tokio::time::sleep(Duration::from_micros(300 * u64::from(case % 8))).await;
+                let n: u64 = redis::cmd("CLIENT")
+                    .arg("KILL")
+                    .arg("TYPE")
+                    .arg("normal")
+                    .arg("SKIPME")
+                    .arg("yes")
+                    .query_async(&mut admin)
+                    .await
+                    .expect("CLIENT KILL");
+                killed.fetch_add(n, Ordering::SeqCst);
+            }
+        })
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let errors = store.check();
+    eprintln!(
+        "CLIENT KILL in {} histories (seed {}): {} connections killed, {failed_calls} calls \
+         failed, {errors} errors in all (e.g. {:?}), {:?}",
+        config.cases,
+        config.seed,
+        killed.load(Ordering::SeqCst),
+        store.sample(),
+        started.elapsed()
+    );
+    assert!(
+        killed.load(Ordering::SeqCst) >= u64::from(config.cases),
+        "a kill missed the store's connection"
+    );
+    assert!(
+        failed_calls > 0,
+        "no call was in flight when the connections were killed"
+    );
+
+    // Recovery after one more kill, measured.
+    let mut admin = admin.clone();
+    let group = fresh_group("redis-kill-recovery");
+    store.inner.save(&group, "probe", 0, 1).await.expect("save");
+    let _: u64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query_async(&mut admin)
+        .await
+        .expect("CLIENT KILL");
+    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(5)).await;
+    eprintln!("after CLIENT KILL: saved again after {took:?} and {failures} failed attempts");
+    assert_eq!(
+        store.inner.load(&group, "probe", 0).await.expect("load"),
+        Some(2)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restarts_in_the_middle_of_histories() {
+    let server = Arc::new(tokio::sync::Mutex::new(OwnRedis::start(DURABLE).await));
+    let url = server.lock().await.url();
+    let store = Audited::new(
+        RedisCheckpointStore::connect(&url)
+            .await
+            .expect("connecting to the test's own server"),
+    );
+    let config = fault_config(10);
+    let started = Instant::now();
+    // Each history: after 0 to 2 ms, stop the server (a clean SIGTERM shutdown in even
+    // histories, a SIGKILL crash in odd ones) and start it again on the same port and data.
+    let failed_calls =
+        run_histories_with_faults(&store, &config, Duration::from_secs(10), |case| {
+            let server = Arc::clone(&server);
+            async move {
+                tokio::time::sleep(Duration::from_micros(500 * u64::from(case % 5))).await;
+                let mut server = server.lock().await;
+                server
+                    .stop(if case % 2 == 0 { "TERM" } else { "KILL" })
+                    .await;
+                server.restart().await;
+            }
+        })
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let errors = store.check();
+    eprintln!(
+        "restart in {} histories (seed {}): {failed_calls} calls failed, {errors} errors in all \
+         (e.g. {:?}), {:?}",
+        config.cases,
+        config.seed,
+        store.sample(),
+        started.elapsed()
+    );
+    assert!(
+        failed_calls > 0,
+        "no call was in flight when the server stopped"
+    );
+
+    // Recovery after one more restart, measured from the moment the server answers again.
+    let group = fresh_group("redis-restart-recovery");
+    store.inner.save(&group, "probe", 0, 1).await.expect("save");
+    {
+        let mut server = server.lock().await;
+        server.stop("KILL").await;
+        server.restart().await;
+    }
+    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(10)).await;
+    eprintln!("after a restart: saved again after {took:?} and {failures} failed attempts");
+    assert_eq!(
+        store.inner.load(&group, "probe", 0).await.expect("load"),
+        Some(2)
+    );
+}
+
+/// Writers save ever higher positions until the server is SIGKILLed under them; after the
+/// restart every key is at least at its last acknowledged save, under the persistence the
+/// crate doc recommends. Without persistence the same check finds everything lost, which shows
+/// the check can fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_saves_survive_a_crash_with_appendfsync_always() {
+    let durable = crash_during_saves(DURABLE).await;
+    for (key, (acknowledged, attempted, loaded)) in durable.iter().enumerate() {
+        assert!(
+            *loaded >= Some(*acknowledged) && *loaded <= Some(*attempted),
+            "writer {key}: {loaded:?} after the crash, but {acknowledged} was acknowledged \
+             (and {attempted} the highest attempted)"
+        );
+    }
+    let volatile = crash_during_saves(VOLATILE).await;
+    assert!(
+        volatile.iter().all(|(_, _, loaded)| loaded.is_none()),
+        "without persistence a crash should lose the checkpoints: {volatile:?}"
+    );
+}
+
+/// (last acknowledged, last attempted, loaded after the restart) per writer.
+async fn crash_during_saves(persistence: &[&str]) -> Vec<(u64, u64, Option<u64>)> {
+    let mut server = OwnRedis::start(persistence).await;
+    let store = RedisCheckpointStore::connect(&server.url())
+        .await
+        .expect("connecting to the test's own server");
+    let group = fresh_group("redis-crash");
+    let writers: Vec<_> = (0..4u32)
+        .map(|writer| {
+            let store = store.clone();
+            let group = group.clone();
+            tokio::spawn(async move {
+                let mut acknowledged = 0;
+                let mut position = 1;
+                loop {
+                    match store.save(&group, "w", writer, position).await {
+                        Ok(()) => acknowledged = position,
+                        Err(error) => {
+                            assert!(error.is_retryable(), "{error:?}");
+                            return (acknowledged, position);
+                        }
+                    }
+                    position += 1;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.stop("KILL").await;
+    let mut outcomes = Vec::new();
+    for writer in writers {
+        outcomes.push(writer.await.expect("a writer task"));
+    }
+    server.restart().await;
+    let mut result = Vec::new();
+    for (writer, (acknowledged, attempted)) in outcomes.into_iter().enumerate() {
+        let started = Instant::now();
+        let loaded = loop {
+            match store.load(&group, "w", writer as u32).await {
+                Ok(position) => break position,
+                Err(error) if started.elapsed() < Duration::from_secs(10) => {
+                    assert!(error.is_retryable(), "{error:?}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => panic!("no recovery after the restart: {error:?}"),
+            }
+        };
+        assert!(
+            acknowledged > 0,
+            "writer {writer} saved nothing before the crash"
+        );
+        result.push((acknowledged, attempted, loaded));
+    }
+    eprintln!(
+        "SIGKILL under 4 writers with {persistence:?}: (acknowledged, attempted, after restart) = {result:?}"
+    );
+    result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_server_times_out_in_bounded_time_and_the_store_works_after_it() {
+    let server = OwnRedis::start(DURABLE).await;
+    let timeout = Duration::from_millis(500);
+    let store = RedisCheckpointStore::connect(&server.url())
+        .await
+        .expect("connecting to the test's own server")
+        .with_timeout(timeout);
+    let group = fresh_group("redis-paused");
+    let fingerprint = Fingerprint::from_bytes([3; 32]);
+    store.save(&group, "s", 0, 1).await.expect("save");
+    store
+        .claim(&group, "e", 0, fingerprint, 10)
+        .await
+        .expect("claim");
+
+    server.signal("STOP");
+    let mut latencies = Vec::new();
+    macro_rules! times_out {
+        ($operation:expr, $call:expr) => {{
+            let started = Instant::now();
+            let result = $call.await;
+            let took = started.elapsed();
+            match result {
+                Err(Error::Timeout {
+                    operation, after, ..
+                }) => {
+                    assert_eq!(operation, $operation);
+                    assert_eq!(after, timeout);
+                }
+                other => panic!("expected a timeout of {:?}, got {other:?}", $operation),
+            }
+            assert!(
+                took >= timeout,
+                "{:?} returned before the timeout: {took:?}",
+                $operation
+            );
+            // A correctness bound (the call returns at all), not a speed target.
+            assert!(
+                took < timeout + Duration::from_secs(2),
+                "{:?} took {took:?} with a {timeout:?} timeout",
+                $operation
+            );
+            latencies.push(($operation, took));
+        }};
+    }
+    times_out!(Operation::Save, store.save(&group, "s", 0, 2));
+    times_out!(Operation::Load, store.load(&group, "s", 0));
+    times_out!(Operation::List, store.list(&group));
+    times_out!(
+        Operation::SaveAll,
+        store.save_all(&group, &[Checkpoint::new("s", 1, 5)])
+    );
+    times_out!(
+        Operation::Claim,
+        store.claim(&group, "e", 0, fingerprint, 0)
+    );
+    times_out!(Operation::Advance, store.advance(&group, "e", 0, 10, 11));
+    eprintln!("paused server, {timeout:?} timeout: {latencies:?}");
+
+    server.signal("CONT");
+    let started = Instant::now();
+    // The server now runs what it had queued: the timed-out save of 2 and advance to 11 may
+    // have been applied. Whatever happened, nothing moves back and the next calls work.
+    store
+        .save(&group, "s", 0, 3)
+        .await
+        .expect("save after SIGCONT");
+    let recovered = started.elapsed();
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(3));
+    let position = store
+        .claim(&group, "e", 0, fingerprint, 0)
+        .await
+        .expect("claim");
+    assert!(position == 10 || position == 11, "{position}");
+    store
+        .advance(&group, "e", 0, position, 20)
+        .await
+        .expect("advance after SIGCONT");
+    eprintln!("after SIGCONT: the first save took {recovered:?}");
+}
