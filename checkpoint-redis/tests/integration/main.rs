@@ -5,6 +5,7 @@
 //!
 //! One binary with modules keeps link time and disk down.
 
+mod bad_input;
 mod checks;
 mod faults;
 mod support;
