@@ -8,6 +8,7 @@
 mod bad_input;
 mod checks;
 mod faults;
+mod security;
 mod support;
 
 /// Everything against one Redis server.

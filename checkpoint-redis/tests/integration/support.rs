@@ -171,6 +171,15 @@ pub const VOLATILE: &[&str] = &["--appendonly", "no", "--save", ""];
 impl OwnRedis {
     /// Starts `redis-server` with `persistence` (and any other arguments) on a free port.
     pub async fn start(persistence: &[&str]) -> Self {
+        Self::start_with(persistence, |_| Vec::new()).await
+    }
+
+    /// Like [`start`](Self::start), with more arguments that `setup` returns after preparing
+    /// files in the server's folder (certificates, for example).
+    pub async fn start_with(
+        persistence: &[&str],
+        setup: impl FnOnce(&std::path::Path) -> Vec<String>,
+    ) -> Self {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
             "checkpoint-redis-test-{}-{}",
@@ -185,12 +194,11 @@ impl OwnRedis {
             args: persistence.iter().map(|a| (*a).to_owned()).collect(),
             child: None,
         };
+        let extra = setup(&server.dir);
+        server.args.extend(extra);
         // A free port can be taken between the probe and the server's bind: try a few.
         for _ in 0..5 {
-            server.port = std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|listener| listener.local_addr())
-                .expect("finding a free port")
-                .port();
+            server.port = free_port();
             if server.spawn().await {
                 return server;
             }
@@ -201,6 +209,11 @@ impl OwnRedis {
     /// `redis://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The folder the server keeps its data (and the test its files) in.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     pub fn pid(&self) -> u32 {
@@ -329,4 +342,12 @@ impl Drop for OwnRedis {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A port of 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("finding a free port")
+        .port()
 }

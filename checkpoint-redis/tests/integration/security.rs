@@ -1,0 +1,424 @@
+//! Security on servers of the tests' own: a least-privilege ACL user, TLS with certificate
+//! verification, and no secret in `Debug` output or errors.
+
+use std::time::Duration;
+
+use checkpoint_conformance::{EXCLUSIVE_CASES, MONOTONIC_CASES, error_chain, fresh_group};
+use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_redis::{HashWrite, RedisCheckpointStore};
+
+use crate::support::{OwnRedis, VOLATILE, free_port};
+
+/// `ACL SETUSER <name> on ><password> <rules>` on `server`.
+async fn create_user(server: &OwnRedis, name: &str, password: &str, rules: &[String]) {
+    let mut admin = server.admin().await;
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(name)
+        .arg("on")
+        .arg(format!(">{password}"))
+        .arg(rules)
+        .query_async(&mut admin)
+        .await
+        .unwrap_or_else(|error| panic!("ACL SETUSER {rules:?}: {error}"));
+}
+
+/// The server's ACL log, without the `CLIENT SETINFO` refusals that redis-rs provokes (and
+/// ignores) on Redis 7.2 and later when the user may not run it.
+async fn acl_log(server: &OwnRedis) -> Vec<String> {
+    let mut admin = server.admin().await;
+    let log: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("LOG")
+        .query_async(&mut admin)
+        .await
+        .expect("ACL LOG");
+    log.into_iter()
+        .map(|entry| format!("{entry:?}"))
+        .filter(|entry| !entry.to_lowercase().contains("setinfo"))
+        .collect()
+}
+
+fn expect_noperm<T: std::fmt::Debug>(what: &str, result: redis::RedisResult<T>) {
+    match result {
+        Err(error) if error.to_string().to_lowercase().contains("noperm") => {}
+        other => panic!("{what} should be refused with NOPERM, got {other:?}"),
+    }
+}
+
+/// A user with exactly [`RedisCheckpointStore::acl_rules`] runs every operation and the whole
+/// conformance kit without a single refusal in the server's ACL log, and is refused anything
+/// outside its prefix (checked with a prefix holding a glob character, so an unescaped
+/// pattern would let it out) or outside its commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
+    let server = OwnRedis::start(VOLATILE).await;
+    let prefix = "app?";
+    let admin_store = RedisCheckpointStore::connect(&server.url())
+        .await
+        .expect("connecting as the default user")
+        .with_key_prefix(prefix)
+        .expect("a valid prefix");
+    let rules = admin_store
+        .clone()
+        .with_replica_ack(0, Duration::from_millis(10))
+        .acl_rules();
+    eprintln!("ACL rules: {}", rules.join(" "));
+    assert_eq!(
+        rules.join(" "),
+        "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan +wait",
+        "the rules the crate doc shows"
+    );
+    let (user, password) = ("checkpoint-app", "acl-test-password");
+    create_user(&server, user, password, &rules).await;
+    let mut admin = server.admin().await;
+    let () = redis::cmd("ACL")
+        .arg("LOG")
+        .arg("RESET")
+        .query_async(&mut admin)
+        .await
+        .expect("ACL LOG RESET");
+
+    let port = server.url().rsplit(':').next().expect("a port").to_owned();
+    let limited_url = format!("redis://{user}:{password}@127.0.0.1:{port}");
+    let store = RedisCheckpointStore::connect(&limited_url)
+        .await
+        .expect("connecting as the limited user")
+        .with_key_prefix(prefix)
+        .expect("a valid prefix");
+
+    // Every operation, the EVAL fallback after SCRIPT FLUSH, and WAIT.
+    let group = fresh_group("redis-acl");
+    let fingerprint = Fingerprint::from_bytes([2; 32]);
+    store.save(&group, "s", 0, 5).await.expect("save");
+    store
+        .save_all(
+            &group,
+            &[Checkpoint::new("s", 1, 6), Checkpoint::new("t", 0, 7)],
+        )
+        .await
+        .expect("save_all");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(5));
+    assert_eq!(store.list(&group).await.expect("list").len(), 3);
+    let at = store
+        .claim(&group, "e", 0, fingerprint, 10)
+        .await
+        .expect("claim");
+    store
+        .advance(&group, "e", 0, at, 11)
+        .await
+        .expect("advance");
+    let totals = format!("{prefix}:totals:{}", store.hash_tag(&group).expect("tag"));
+    store
+        .advance_with(&group, "e", 0, 11, 12, &[HashWrite::new(&totals, "n", "1")])
+        .await
+        .expect("advance_with into a key under the prefix");
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut admin)
+        .await
+        .expect("SCRIPT FLUSH");
+    store
+        .save(&group, "s", 0, 8)
+        .await
+        .expect("save through EVAL");
+    store
+        .clone()
+        .with_replica_ack(0, Duration::from_millis(10))
+        .save(&group, "s", 0, 9)
+        .await
+        .expect("save with WAIT");
+    // The whole conformance kit through the limited user.
+    for case in MONOTONIC_CASES {
+        if let Err(failure) = (case.run)(&store).await {
+            panic!("{} under the ACL user: {failure}", case.name);
+        }
+    }
+    for case in EXCLUSIVE_CASES {
+        if let Err(failure) = (case.run)(&store).await {
+            panic!("{} under the ACL user: {failure}", case.name);
+        }
+    }
+    let log = acl_log(&server).await;
+    assert!(
+        log.is_empty(),
+        "the server refused something the store needs: {log:?}"
+    );
+
+    // Outside the prefix or the commands: refused.
+    let mut limited = redis::Client::open(limited_url.as_str())
+        .expect("the limited user's URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connecting as the limited user");
+    let own_key = store.group_key(&group).expect("a key");
+    let _: Option<String> = redis::cmd("HGET")
+        .arg(&own_key)
+        .arg("0:s")
+        .query_async(&mut limited)
+        .await
+        .expect("HGET of the store's own key");
+    for key in ["appX:{g}", "other:{g}", "app:{g}"] {
+        expect_noperm(
+            key,
+            redis::cmd("HSET")
+                .arg(key)
+                .arg("f")
+                .arg("v")
+                .query_async::<i64>(&mut limited)
+                .await,
+        );
+    }
+    expect_noperm(
+        "FLUSHALL",
+        redis::cmd("FLUSHALL").query_async::<()>(&mut limited).await,
+    );
+    expect_noperm(
+        "KEYS",
+        redis::cmd("KEYS")
+            .arg("*")
+            .query_async::<Vec<String>>(&mut limited)
+            .await,
+    );
+    expect_noperm(
+        "DEL",
+        redis::cmd("DEL")
+            .arg(&own_key)
+            .query_async::<i64>(&mut limited)
+            .await,
+    );
+    // A store under another prefix, through the same user: a non-retryable backend error.
+    let elsewhere = RedisCheckpointStore::connect(&limited_url)
+        .await
+        .expect("connecting as the limited user")
+        .with_key_prefix("appX")
+        .expect("a valid prefix");
+    let error = elsewhere
+        .save(&group, "s", 0, 1)
+        .await
+        .expect_err("outside the prefix");
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                retryable: false,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error_chain(&error).to_lowercase().contains("noperm"),
+        "{}",
+        error_chain(&error)
+    );
+    // advance_with with a write outside the user's keys: refused before the script runs, so
+    // the position does not move either.
+    let error = store
+        .advance_with(
+            &group,
+            "e",
+            0,
+            12,
+            13,
+            &[HashWrite::new("other:{g}", "n", "1")],
+        )
+        .await
+        .expect_err("a write outside the user's keys");
+    assert!(
+        error_chain(&error).to_lowercase().contains("noperm"),
+        "{}",
+        error_chain(&error)
+    );
+    assert_eq!(store.load(&group, "e", 0).await.expect("load"), Some(12));
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg("appX:{g}")
+        .arg("other:{g}")
+        .arg(elsewhere.group_key(&group).expect("a key"))
+        .query_async(&mut admin)
+        .await
+        .expect("EXISTS");
+    assert_eq!(exists, 0, "a refused write left a key");
+    assert!(
+        !acl_log(&server).await.is_empty(),
+        "the refusals are in the ACL log"
+    );
+}
+
+/// Writes a certificate authority and a server certificate for 127.0.0.1 into `dir` with
+/// openssl; returns the CA certificate's path.
+fn make_certificates(dir: &std::path::Path) -> std::path::PathBuf {
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|error| {
+                panic!("cannot run openssl ({error}): install it for the TLS test")
+            });
+        assert!(
+            output.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec![
+        "req",
+        "-x509",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=checkpoint-test-ca",
+    ];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    run(&ca);
+    let mut request = vec!["req", "-subj", "/CN=127.0.0.1"];
+    request.extend(ec);
+    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    run(&request);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n",
+    )
+    .expect("writing the extensions");
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    dir.join("ca.crt")
+}
+
+/// A Redis with only a TLS port for clients (the plain port answers the test's readiness
+/// probe), through the `tls-rustls` feature: the store verifies the server against the CA it
+/// is given, refuses a server it cannot verify, and never shows the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_private_ca_and_no_secret_in_debug() {
+    let tls_port = free_port();
+    let server = OwnRedis::start_with(VOLATILE, |dir| {
+        make_certificates(dir);
+        [
+            "--tls-port",
+            &tls_port.to_string(),
+            "--tls-cert-file",
+            &dir.join("server.crt").display().to_string(),
+            "--tls-key-file",
+            &dir.join("server.key").display().to_string(),
+            "--tls-ca-cert-file",
+            &dir.join("ca.crt").display().to_string(),
+            "--tls-auth-clients",
+            "no",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+    })
+    .await;
+    let password = "tls-test-secret-password";
+    let rules = RedisCheckpointStore::connect(&server.url())
+        .await
+        .expect("connecting")
+        .acl_rules();
+    create_user(&server, "checkpoint-tls", password, &rules).await;
+    let ca = std::fs::read(server.dir().join("ca.crt")).expect("the CA certificate");
+    let url = format!("rediss://checkpoint-tls:{password}@127.0.0.1:{tls_port}");
+    let client = redis::Client::build_with_tls(
+        url.as_str(),
+        redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(ca),
+        },
+    )
+    .expect("a TLS client");
+    let store = RedisCheckpointStore::connect_client(client)
+        .await
+        .expect("connecting over TLS with the private CA");
+    let group = fresh_group("redis-tls");
+    store
+        .save(&group, "s", 0, 1 << 60)
+        .await
+        .expect("save over TLS");
+    store
+        .save_all(&group, &[Checkpoint::new("s", 1, 2)])
+        .await
+        .expect("save_all over TLS");
+    assert_eq!(
+        store.load(&group, "s", 0).await.expect("load"),
+        Some(1 << 60)
+    );
+    let at = store
+        .claim(&group, "e", 0, Fingerprint::from_bytes([6; 32]), 3)
+        .await
+        .expect("claim over TLS");
+    store
+        .advance(&group, "e", 0, at, 4)
+        .await
+        .expect("advance over TLS");
+    assert_eq!(store.list(&group).await.expect("list").len(), 3);
+
+    let debug = format!("{store:?} {store:#?}");
+    assert!(
+        !debug.contains(password),
+        "Debug shows the password: {debug}"
+    );
+    assert!(
+        debug.contains(&tls_port.to_string()),
+        "Debug shows the endpoint: {debug}"
+    );
+
+    // The platform's roots do not know the test CA: the handshake is refused, the error
+    // does not show the password.
+    let error = RedisCheckpointStore::connect(&url)
+        .await
+        .expect_err("a server certificate no trusted root signed");
+    let text = format!("{error} {error:?} {}", error_chain(&error));
+    assert!(
+        !text.contains(password),
+        "the error shows the password: {text}"
+    );
+    assert!(
+        text.to_lowercase().contains("certificate"),
+        "expected a certificate error: {text}"
+    );
+    // Plain text against the TLS port does not get through either.
+    let plain = tokio::time::timeout(
+        Duration::from_secs(5),
+        RedisCheckpointStore::connect(&format!(
+            "redis://checkpoint-tls:{password}@127.0.0.1:{tls_port}"
+        )),
+    )
+    .await;
+    match plain {
+        Ok(Ok(store)) => {
+            let result = store.load(&group, "s", 0).await;
+            assert!(
+                result.is_err(),
+                "plain text through the TLS port: {result:?}"
+            );
+        }
+        Ok(Err(error)) => {
+            let text = format!("{error:?}");
+            assert!(!text.contains(password), "{text}");
+        }
+        Err(_elapsed) => {}
+    }
+}
