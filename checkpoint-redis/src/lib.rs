@@ -128,12 +128,28 @@
 //!
 //! A checkpoint is as durable as the server makes it; this crate cannot add to that.
 //!
-//! - **Persistence.** With neither RDB snapshots nor AOF, a restart loses every checkpoint.
-//!   With RDB only (`save` rules), a crash loses what was saved since the last snapshot. With
-//!   AOF (`appendonly yes`), `appendfsync always` loses nothing acknowledged, `everysec` (the
-//!   default) up to about a second of writes, `no` whatever the OS had not flushed. A lost
-//!   save moves a checkpoint back, to where it was saved before: the subscription replays
-//!   from there (at-least-once), which is safe but repeats work.
+//! - **Persistence: use AOF with `appendfsync always`** for checkpoints that must survive a
+//!   crash, and no RDB snapshots unless you want them for backups:
+//!
+//!   ```text
+//!   appendonly yes
+//!   appendfsync always
+//!   ```
+//!
+//!   The server then writes and fsyncs each write to its append-only file before it
+//!   acknowledges it, so nothing acknowledged is lost even to a power failure. The tests run
+//!   exactly this (`redis-server --appendonly yes --appendfsync always --save ""`), SIGKILL
+//!   the server under concurrent saves and find every acknowledged save after the restart
+//!   (SIGKILL cannot simulate a power failure; that part is the fsync's, i.e. Redis's, promise).
+//! - With `appendfsync everysec` (Redis's default once AOF is on) the write reaches the
+//!   operating system before the reply, but is fsynced about once a second: a crash of the
+//!   machine or a power failure loses up to about the last second of acknowledged saves, up
+//!   to two when the disk is slow (Redis then delays the write itself, so even a crash of the
+//!   Redis process alone can lose them). With `appendfsync no`, whatever the OS had not
+//!   flushed. With RDB only (`save` rules), a crash loses everything saved since the last
+//!   snapshot; with no persistence at all, a restart loses every checkpoint (the tests show
+//!   this too). A lost save moves a checkpoint back, to where it was saved before: the
+//!   subscription replays from there (at-least-once), which is safe but repeats work.
 //! - **Replication is asynchronous.** A save is acknowledged once the primary has applied it;
 //!   a failover to a replica that had not received it loses it, even with AOF on the primary.
 //!   [`with_replica_ack`](RedisCheckpointStore::with_replica_ack) (`WAIT`) makes the save
@@ -145,16 +161,82 @@
 //!   restart, project a batch again: make the read-model writes idempotent, or keep them in
 //!   the same script with `advance_with` so that they are lost together with the position.
 //!
-//! # Errors, timeouts, tracing and secrets
+//! # Faults, timeouts and errors
 //!
 //! Client errors become [`checkpoint_core::Error::Backend`] with the redis-rs error as the
 //! source, retryable for I/O errors, dropped connections, `LOADING`, `TRYAGAIN`, `READONLY`
-//! and redirects, and not for script errors, wrong types or failed authentication.
-//! [`with_timeout`](RedisCheckpointStore::with_timeout) bounds every operation and returns
-//! [`checkpoint_core::Error::Timeout`]. Each operation runs in a `debug` span (`redis.save`,
-//! `redis.list`, ...) with the group, subscription, partition and batch size. The store's
-//! `Debug` shows host and port only, never the connection (whose own `Debug` may show a
-//! password), and no error of this crate carries the URL.
+//! and redirects, and not for script errors, wrong types, `NOPERM` or failed authentication.
+//!
+//! - **Timeouts.** [`connect`](RedisCheckpointStore::connect) gives the store one operation
+//!   timeout, [`DEFAULT_TIMEOUT`] (5 s) unless
+//!   [`with_timeout`](RedisCheckpointStore::with_timeout) sets another, and turns off the
+//!   client's per-command response timeout, so that an operation with its reconnects, `EVAL`
+//!   fallback and `WAIT` is bounded by that one timeout and fails with
+//!   [`checkpoint_core::Error::Timeout`] (retryable). Each connection attempt is bounded by
+//!   [`CONNECTION_TIMEOUT`]. A store made with [`new`](RedisCheckpointStore::new) over your
+//!   own connection has no timeout of its own until you set one.
+//! - **Dropped connections.** The calls in flight on a connection the server closes
+//!   (`CLIENT KILL`, a restart, a network error) fail with a retryable backend error; the
+//!   [`ConnectionManager`](redis::aio::ConnectionManager) then reconnects by itself (retrying
+//!   with a backoff from 100 ms while the server is down) and the next calls succeed. A call
+//!   that failed may or may not have been applied; saving again is safe. The manager only
+//!   notices a connection that the server or the OS closed: a server that vanishes without
+//!   closing it (a dead host, a dropped network path) makes calls time out until the OS gives
+//!   the connection up.
+//! - **What the tests inject**, on servers of their own: `CLIENT KILL` of the store's
+//!   connection in the middle of concurrent histories, SIGTERM restarts and SIGKILL crashes in
+//!   the middle of them, and `SIGSTOP`/`SIGCONT`. Each time, the calls that failed failed with
+//!   a retryable backend or timeout error, the history checker found nothing acknowledged lost
+//!   and nothing moved back, and the store worked again afterwards.
+//!
+//! Each operation runs in a `debug` span (`redis.save`, `redis.list`, ...) with the group,
+//! subscription, partition and batch size.
+//!
+//! # Security
+//!
+//! - **Secrets.** The store's `Debug` shows host and port only, never the connection (whose
+//!   own `Debug` may show a password), and no error or span of this crate carries the URL or
+//!   its password (tested, for plain and TLS connections and failed connections).
+//! - **TLS** (feature `tls-rustls`, off by default): `rediss://[user:password@]host:port`
+//!   URLs connect over TLS through rustls and tokio-rustls, and verify the server's
+//!   certificate against the platform's root certificates. For a private certificate
+//!   authority or a client certificate, build the client with `redis::Client::build_with_tls`
+//!   and pass it to [`connect_client`](RedisCheckpointStore::connect_client). rustls needs a
+//!   process-wide crypto provider: if the application has installed none, connecting installs
+//!   aws-lc-rs's (which the feature enables); one the application installed is kept.
+//!
+//!   ```no_run
+//!   # #[cfg(feature = "tls-rustls")]
+//!   # async fn example(ca_pem: Vec<u8>) -> Result<(), checkpoint_core::Error> {
+//!   use checkpoint_redis::RedisCheckpointStore;
+//!
+//!   // The platform's roots:
+//!   let store = RedisCheckpointStore::connect("rediss://app:secret@redis.internal:6380").await?;
+//!   // A private CA:
+//!   let client = redis::Client::build_with_tls(
+//!       "rediss://app:secret@redis.internal:6380",
+//!       redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem) },
+//!   )
+//!   .map_err(|e| checkpoint_core::Error::backend("redis", checkpoint_core::Operation::Connect, false, e))?;
+//!   let store = RedisCheckpointStore::connect_client(client).await?;
+//!   # Ok(()) }
+//!   ```
+//! - **A least-privilege ACL user.** The store needs only its key prefix and a handful of
+//!   commands; [`acl_rules`](RedisCheckpointStore::acl_rules) returns the rules. For the
+//!   default prefix:
+//!
+//!   ```text
+//!   ACL SETUSER checkpoints on >password resetkeys ~checkpoint:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan
+//!   ```
+//!
+//!   (add `+wait` for [`with_replica_ack`](RedisCheckpointStore::with_replica_ack), a key
+//!   pattern for the keys `advance_with` writes unless they are under the prefix, and on
+//!   Redis 7.2 and later `+client|setinfo`, which redis-rs sends on connecting). `HGET`,
+//!   `HMGET` and `HSET` are there because the scripts call them: Redis checks a script's
+//!   commands and its declared keys against the user's rules, and refuses a script with a key
+//!   outside them before it runs, so a refused `advance_with` changes nothing. The tests run
+//!   the whole conformance kit through such a user, with no refusal in the server's ACL log,
+//!   and show that keys outside the prefix and other commands are refused (`NOPERM`).
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

@@ -38,7 +38,9 @@ pub const MAX_SAVE_ALL_CHUNK: usize = 2_000;
 /// round trip of a large group (small groups come back in one reply whatever the hint).
 pub const LIST_SCAN_COUNT: usize = 1_000;
 
-/// The operation timeout of a store made by [`connect`](RedisCheckpointStore::connect) until
+/// The operation timeout of a store made by [`connect`](RedisCheckpointStore::connect) (or
+/// [`connect_client`](RedisCheckpointStore::connect_client),
+/// [`connect_cluster`](RedisCheckpointStore::connect_cluster)) until
 /// [`with_timeout`](RedisCheckpointStore::with_timeout) sets another: long enough for a
 /// reconnect after a server restart, short enough that a hung server does not hang its
 /// callers.
@@ -195,8 +197,10 @@ impl RedisCheckpointStore<ConnectionManager> {
 }
 
 impl RedisCheckpointStore<ClusterConnection> {
-    /// Connects to a Redis Cluster through any of its nodes (`redis://host:port` URLs); the
-    /// client discovers the others and follows slot moves and failovers.
+    /// Connects to a Redis Cluster through any of its nodes (`redis://host:port` URLs, or
+    /// `rediss://` with the `tls-rustls` feature); the client discovers the others and follows
+    /// slot moves and failovers. The store starts with an operation timeout of
+    /// [`DEFAULT_TIMEOUT`]; the cluster client keeps redis-rs's own connection settings.
     #[tracing::instrument(
         name = "redis.connect_cluster",
         level = "debug",
@@ -223,7 +227,7 @@ impl RedisCheckpointStore<ClusterConnection> {
             .get_async_connection()
             .await
             .map_err(|e| backend(Operation::Connect, e))?;
-        let mut store = Self::new(connection);
+        let mut store = Self::new(connection).with_timeout(DEFAULT_TIMEOUT);
         store.endpoint = Some(endpoint);
         Ok(store)
     }
@@ -258,8 +262,11 @@ where
         Ok(self)
     }
 
-    /// Fails every operation that has not finished after `timeout` with [`Error::Timeout`].
-    /// A save that timed out may or may not have been applied; saving again is safe.
+    /// Fails every operation that has not finished after `timeout` with [`Error::Timeout`]
+    /// (retryable), reconnects, the `EVAL` fallback and `WAIT` included. A save that timed
+    /// out may or may not have been applied; saving again is safe. The store keeps working
+    /// once the server answers again: a server paused for longer than the timeout answers the
+    /// abandoned requests when it resumes, and the client drops those answers.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
