@@ -40,6 +40,37 @@ fn is_retryable(error: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether `error` says the connection itself was lost (I/O failure, or the server
+/// terminating the session), as opposed to a failure of the statement.
+pub(crate) fn connection_lost(error: &Error) -> bool {
+    let Error::Backend { source, .. } = error else {
+        return false;
+    };
+    match source.downcast_ref::<sqlx::Error>() {
+        Some(sqlx::Error::Io(_)) => true,
+        Some(sqlx::Error::Database(database)) => database.code().is_some_and(|code| {
+            code.starts_with("08") // connection exception
+                || matches!(&*code, "57P01" | "57P02" | "57P03") // server shutting down
+        }),
+        _ => false,
+    }
+}
+
+/// Displays an error with its sources, for logs.
+pub(crate) struct Chain<'a>(pub(crate) &'a Error);
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = std::error::Error::source(self.0);
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
+    }
+}
+
 /// A value read back from the table that the schema should have made impossible (for example
 /// a negative position in a table created without the `CHECK` constraints).
 #[derive(Debug)]

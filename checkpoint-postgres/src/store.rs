@@ -16,11 +16,11 @@ use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
 use sqlx::Connection;
-use sqlx::pool::PoolConnectionMetadata;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgExecutor, PgPool, PgPoolOptions};
+use sqlx::pool::{PoolConnection, PoolConnectionMetadata};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgExecutor, PgPool, PgPoolOptions, Postgres};
 
 use crate::BACKEND;
-use crate::errors::{backend, unexpected};
+use crate::errors::{Chain, backend, connection_lost, unexpected};
 use crate::statements::{MIGRATE_LOCK, Statements, sql};
 use crate::table::TableName;
 
@@ -87,8 +87,10 @@ impl PostgresCheckpointStore {
     /// which would double the round trips of every call; it pings only a connection that has
     /// been idle for more than 5 seconds, the ones most likely to have been cut by a server
     /// restart or a firewall. sqlx already checks each connection when it returns to the
-    /// pool. A connection lost in between makes one call fail with a retryable error, and the
-    /// pool replaces it.
+    /// pool. When a call still meets a dead connection, the store runs it once more on a
+    /// connection it has pinged (closing the dead ones), except
+    /// [`advance`](ExclusiveCheckpointStore::advance), which is not idempotent: it fails with
+    /// a retryable error and the pool replaces that connection.
     ///
     /// # Errors
     ///
@@ -581,10 +583,22 @@ impl PostgresCheckpointStore {
     }
 }
 
+// On the pool, an idempotent operation that fails because its pooled connection had died
+// (the server restarted, or cut the connection while it sat idle) is run once more on a
+// connection checked to be alive, so the first call after a restart does not fail for
+// connections that were already gone. `advance` is not retried: if the connection died after
+// the server had committed it, a second attempt would report `Moved` for the caller's own
+// advance.
 #[async_trait]
 impl CheckpointStore for PostgresCheckpointStore {
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.list_on(&self.pool, group).await
+        match self.list_on(&self.pool, group).await {
+            Err(error) if connection_lost(&error) => {
+                let mut connection = self.live_connection(Operation::List, error).await?;
+                self.list_on(&mut *connection, group).await
+            }
+            result => result,
+        }
     }
 
     async fn load(
@@ -593,8 +607,17 @@ impl CheckpointStore for PostgresCheckpointStore {
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        self.load_on(&self.pool, group, subscription, partition)
+        match self
+            .load_on(&self.pool, group, subscription, partition)
             .await
+        {
+            Err(error) if connection_lost(&error) => {
+                let mut connection = self.live_connection(Operation::Load, error).await?;
+                self.load_on(&mut *connection, group, subscription, partition)
+                    .await
+            }
+            result => result,
+        }
     }
 
     async fn save(
@@ -604,12 +627,27 @@ impl CheckpointStore for PostgresCheckpointStore {
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        self.save_on(&self.pool, group, subscription, partition, position)
+        match self
+            .save_on(&self.pool, group, subscription, partition, position)
             .await
+        {
+            Err(error) if connection_lost(&error) => {
+                let mut connection = self.live_connection(Operation::Save, error).await?;
+                self.save_on(&mut *connection, group, subscription, partition, position)
+                    .await
+            }
+            result => result,
+        }
     }
 
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.save_all_on(&self.pool, group, checkpoints).await
+        match self.save_all_on(&self.pool, group, checkpoints).await {
+            Err(error) if connection_lost(&error) => {
+                let mut connection = self.live_connection(Operation::SaveAll, error).await?;
+                self.save_all_on(&mut *connection, group, checkpoints).await
+            }
+            result => result,
+        }
     }
 }
 
@@ -623,15 +661,31 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        self.claim_on(
-            &self.pool,
-            group,
-            subscription,
-            partition,
-            fingerprint,
-            initial_position,
-        )
-        .await
+        match self
+            .claim_on(
+                &self.pool,
+                group,
+                subscription,
+                partition,
+                fingerprint,
+                initial_position,
+            )
+            .await
+        {
+            Err(error) if connection_lost(&error) => {
+                let mut connection = self.live_connection(Operation::Claim, error).await?;
+                self.claim_on(
+                    &mut *connection,
+                    group,
+                    subscription,
+                    partition,
+                    fingerprint,
+                    initial_position,
+                )
+                .await
+            }
+            result => result,
+        }
     }
 
     async fn advance(
@@ -644,6 +698,35 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
     ) -> Result<(), Error> {
         self.advance_on(&self.pool, group, subscription, partition, from, to)
             .await
+    }
+}
+
+impl PostgresCheckpointStore {
+    /// A pooled connection that answers a ping, after `lost` (the error of a call whose
+    /// connection had died): every dead idle connection met on the way is closed, so the pool
+    /// replaces it. Returns `lost` when no live connection can be had.
+    async fn live_connection(
+        &self,
+        operation: Operation,
+        lost: Error,
+    ) -> Result<PoolConnection<Postgres>, Error> {
+        tracing::debug!(error = %Chain(&lost), "connection lost, trying once more on a live one");
+        self.timed(operation, async {
+            // Each pass closes one dead connection; the pool never holds more than its size.
+            for _ in 0..=self.pool.size() {
+                let mut connection = self
+                    .pool
+                    .acquire()
+                    .await
+                    .map_err(|error| backend(operation, error))?;
+                if connection.ping().await.is_ok() {
+                    return Ok(connection);
+                }
+                connection.close().await.ok();
+            }
+            Err(lost)
+        })
+        .await
     }
 }
 
