@@ -177,8 +177,9 @@
 //!   own connection has no timeout of its own until you set one.
 //! - **Dropped connections.** The calls in flight on a connection the server closes
 //!   (`CLIENT KILL`, a restart, a network error) fail with a retryable backend error; the
-//!   [`ConnectionManager`](redis::aio::ConnectionManager) then reconnects by itself (retrying
-//!   with a backoff from 100 ms while the server is down) and the next calls succeed. A call
+//!   [`ConnectionManager`](redis::aio::ConnectionManager) then reconnects by itself (three
+//!   attempts, 100 and 200 ms apart; when they all fail, the next call starts again) and the
+//!   next calls succeed once the server is back. A call
 //!   that failed may or may not have been applied; saving again is safe. The manager only
 //!   notices a connection that the server or the OS closed: a server that vanishes without
 //!   closing it (a dead host, a dropped network path) makes calls time out until the OS gives

@@ -127,8 +127,13 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         .save(&group, "s", 0, 9)
         .await
         .expect("save with WAIT");
-    // The whole conformance kit through the limited user.
-    for case in MONOTONIC_CASES {
+    // The whole conformance kit through the limited user, but for the concurrent histories:
+    // they send the same commands as the cases, many times over (and run on the shared
+    // server anyway).
+    for case in MONOTONIC_CASES
+        .iter()
+        .filter(|case| case.name != "concurrent_histories")
+    {
         if let Err(failure) = (case.run)(&store).await {
             panic!("{} under the ACL user: {failure}", case.name);
         }
@@ -387,9 +392,14 @@ async fn tls_with_a_private_ca_and_no_secret_in_debug() {
 
     // The platform's roots do not know the test CA: the handshake is refused, the error
     // does not show the password.
+    let started = std::time::Instant::now();
     let error = RedisCheckpointStore::connect(&url)
         .await
         .expect_err("a server certificate no trusted root signed");
+    let refused_after = started.elapsed();
+    eprintln!("TLS connect without the CA refused after {refused_after:?}");
+    // A correctness bound (connect gives up), not a speed target.
+    assert!(refused_after < Duration::from_secs(10), "{refused_after:?}");
     let text = format!("{error} {error:?} {}", error_chain(&error));
     assert!(
         !text.contains(password),
@@ -400,25 +410,24 @@ async fn tls_with_a_private_ca_and_no_secret_in_debug() {
         "expected a certificate error: {text}"
     );
     // Plain text against the TLS port does not get through either.
+    let started = std::time::Instant::now();
     let plain = tokio::time::timeout(
-        Duration::from_secs(5),
+        Duration::from_secs(10),
         RedisCheckpointStore::connect(&format!(
             "redis://checkpoint-tls:{password}@127.0.0.1:{tls_port}"
         )),
     )
     .await;
+    eprintln!(
+        "plain text to the TLS port refused after {:?}",
+        started.elapsed()
+    );
     match plain {
-        Ok(Ok(store)) => {
-            let result = store.load(&group, "s", 0).await;
-            assert!(
-                result.is_err(),
-                "plain text through the TLS port: {result:?}"
-            );
-        }
         Ok(Err(error)) => {
             let text = format!("{error:?}");
             assert!(!text.contains(password), "{text}");
         }
-        Err(_elapsed) => {}
+        Ok(Ok(_)) => panic!("a plain-text connection to the TLS port succeeded"),
+        Err(_elapsed) => panic!("a plain-text connection to the TLS port did not fail in 10 s"),
     }
 }
