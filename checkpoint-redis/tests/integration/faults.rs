@@ -252,6 +252,20 @@ async fn server_restarts_in_the_middle_of_histories() {
     {
         let mut server = server.lock().await;
         server.stop("KILL").await;
+        // While the server is down, a call fails with a retryable error; it does not hang.
+        let started = Instant::now();
+        let error = store
+            .inner
+            .save(&group, "probe", 0, 2)
+            .await
+            .expect_err("a save while the server is down");
+        let down_for = started.elapsed();
+        assert!(error.is_retryable(), "{error:?}");
+        assert!(
+            down_for < checkpoint_redis::DEFAULT_TIMEOUT + Duration::from_secs(1),
+            "{down_for:?}"
+        );
+        eprintln!("a save while the server is down failed after {down_for:?}: {error}");
         server.restart().await;
     }
     let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(10)).await;
