@@ -14,13 +14,15 @@ pub(crate) fn backend(operation: Operation, error: sqlx::Error) -> Error {
 
 /// Whether the same call may succeed later.
 ///
-/// Yes for a lost or refused connection, an exhausted pool, a server shutting down or short of
+/// Yes for a lost or refused connection (but not for an I/O error that says the peer's data
+/// was wrong, such as a TLS certificate that fails verification), an exhausted pool, a server shutting down or short of
 /// resources, a cancelled statement, a lock timeout, a deadlock or serialisation failure. No
 /// for what will fail again the same way: a missing table, a refused permission, a violated
 /// constraint, a misconfiguration.
 fn is_retryable(error: &sqlx::Error) -> bool {
     match error {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Io(io) => transient_io(io),
+        sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(database) => database.code().is_some_and(|code| {
             // SQLSTATE classes and codes, see the PostgreSQL manual's appendix A.
             code.starts_with("08") // connection exception
@@ -47,13 +49,27 @@ pub(crate) fn connection_lost(error: &Error) -> bool {
         return false;
     };
     match source.downcast_ref::<sqlx::Error>() {
-        Some(sqlx::Error::Io(_)) => true,
+        Some(sqlx::Error::Io(io)) => transient_io(io),
         Some(sqlx::Error::Database(database)) => database.code().is_some_and(|code| {
             code.starts_with("08") // connection exception
                 || matches!(&*code, "57P01" | "57P02" | "57P03") // server shutting down
         }),
         _ => false,
     }
+}
+
+/// Whether an I/O error is one of the network's (reset, refused, timed out, ...) rather than
+/// a refusal that will repeat: sqlx reports a TLS certificate that fails verification as an
+/// I/O error of kind `InvalidData`, and a retry meets the same certificate.
+fn transient_io(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    !matches!(
+        error.kind(),
+        ErrorKind::InvalidData
+            | ErrorKind::InvalidInput
+            | ErrorKind::Unsupported
+            | ErrorKind::PermissionDenied
+    )
 }
 
 /// Displays an error with its sources, for logs.
@@ -115,5 +131,13 @@ mod tests {
         assert!(backend(Operation::Save, sqlx::Error::PoolTimedOut).is_retryable());
         assert!(!backend(Operation::Save, sqlx::Error::PoolClosed).is_retryable());
         assert!(!backend(Operation::Load, sqlx::Error::RowNotFound).is_retryable());
+        // How sqlx reports a server certificate that fails verification.
+        let certificate = sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "invalid peer certificate: UnknownIssuer",
+        ));
+        let error = backend(Operation::Connect, certificate);
+        assert!(!error.is_retryable());
+        assert!(!connection_lost(&error));
     }
 }

@@ -1,9 +1,13 @@
 //! Integration tests of `checkpoint-postgres` against a real server (see `support` for how
 //! the server is found). One test binary for the crate keeps link time down.
 
+mod bad_input;
 mod batches;
 mod failures;
+mod faults;
+mod own_server;
 mod round_trips;
+mod security;
 mod support;
 mod tables;
 mod transactions;
@@ -16,4 +20,12 @@ mod conformance {
 /// Every clause of the exclusive contract (claim and advance), from the conformance kit.
 mod exclusive_conformance {
     checkpoint_conformance::exclusive_store_tests!(super::support::store);
+}
+
+/// The whole kit again under a role that may only SELECT, INSERT and UPDATE the table.
+mod runtime_role_conformance {
+    checkpoint_conformance::checkpoint_store_tests!(super::security::runtime_role_store);
+    mod exclusive {
+        checkpoint_conformance::exclusive_store_tests!(super::super::security::runtime_role_store);
+    }
 }

@@ -1,0 +1,469 @@
+//! Faults injected while the store works: server-side connections terminated in the middle of
+//! concurrent histories (on the shared server, only the store's own sessions), and, on a
+//! server of the test's own, clean restarts, crashes and a paused server.
+//!
+//! Each test shows that the fault hit (sessions terminated, calls failed, processes
+//! restarted), that every failure was a retryable backend error or a timeout (never a panic,
+//! never a wrong success), that the history checker finds nothing acknowledged lost and
+//! nothing moved back, and that the store works again afterwards. The figures are printed
+//! (run with `--nocapture`), not asserted as speeds.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::{error_chain, fresh_group};
+use checkpoint_core::{Checkpoint, CheckpointStore, Error, Operation};
+use checkpoint_postgres::PostgresCheckpointStore;
+use sqlx::postgres::PgSslMode;
+use sqlx::{Connection, PgConnection};
+
+use crate::own_server::OwnPostgres;
+use crate::support;
+
+/// A store that checks the type of every error its calls return (the history runner keeps
+/// only their text): each must be a retryable backend error or a timeout.
+struct Audited<S> {
+    inner: S,
+    errors: Mutex<Vec<String>>,
+    wrong: Mutex<Vec<String>>,
+}
+
+impl<S> Audited<S> {
+    fn new(inner: S) -> Self {
+        Self {
+            inner,
+            errors: Mutex::new(Vec::new()),
+            wrong: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(error) = &result {
+            let text = error_chain(error);
+            if !matches!(
+                error,
+                Error::Backend {
+                    retryable: true,
+                    ..
+                } | Error::Timeout { .. }
+            ) {
+                self.wrong.lock().unwrap().push(format!("{error:?}"));
+            }
+            self.errors.lock().unwrap().push(text);
+        }
+        result
+    }
+
+    /// Panics unless every error so far was retryable; returns how many there were and the
+    /// first, and starts counting afresh.
+    fn take(&self) -> (usize, Option<String>) {
+        let wrong = std::mem::take(&mut *self.wrong.lock().unwrap());
+        assert!(
+            wrong.is_empty(),
+            "errors that are neither retryable backend errors nor timeouts: {wrong:#?}"
+        );
+        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
+        let first = errors.first().cloned();
+        (errors.len(), first)
+    }
+}
+
+#[async_trait]
+impl<S: CheckpointStore> CheckpointStore for Audited<S> {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        self.record(self.inner.list(group).await)
+    }
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        self.record(self.inner.load(group, subscription, partition).await)
+    }
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        self.record(
+            self.inner
+                .save(group, subscription, partition, position)
+                .await,
+        )
+    }
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        self.record(self.inner.save_all(group, checkpoints).await)
+    }
+}
+
+fn fault_config(cases: u32) -> HistoryConfig {
+    HistoryConfig {
+        cases,
+        seed: HistoryConfig::from_env().seed,
+        shrink_runs: 0,
+    }
+}
+
+/// Retries a save until it succeeds; returns how long that took and how many attempts failed
+/// (each with a retryable error).
+async fn until_saved(
+    store: &PostgresCheckpointStore,
+    group: &str,
+    position: u64,
+    within: Duration,
+) -> (Duration, u32) {
+    let started = Instant::now();
+    let mut failures = 0;
+    loop {
+        match store.save(group, "probe", 0, position).await {
+            Ok(()) => return (started.elapsed(), failures),
+            Err(error) => {
+                assert!(error.is_retryable(), "{error:?}");
+                failures += 1;
+                assert!(
+                    started.elapsed() < within,
+                    "the store did not recover within {within:?}: {}",
+                    error_chain(&error)
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// The pids of the sessions named `name`.
+async fn sessions(admin: &mut PgConnection, name: &str) -> BTreeSet<i32> {
+    sqlx::query_scalar("SELECT pid FROM pg_stat_activity WHERE application_name = $1")
+        .bind(name)
+        .fetch_all(admin)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+/// `pg_terminate_backend` on every session named `name`; returns the pids it ended.
+async fn terminate(admin: &mut PgConnection, name: &str) -> Vec<i32> {
+    // The sessions are chosen first, in a materialized CTE: with the filter and the call in one
+    // WHERE, the planner may call pg_terminate_backend on rows before filtering them.
+    sqlx::query_scalar(
+        "WITH chosen AS MATERIALIZED (SELECT pid FROM pg_stat_activity \
+         WHERE application_name = $1 AND pid <> pg_backend_pid()) \
+         SELECT pid FROM chosen WHERE pg_terminate_backend(pid)",
+    )
+    .bind(name)
+    .fetch_all(admin)
+    .await
+    .unwrap()
+}
+
+/// On the shared server: in each history, after 0 to 2.1 ms, the server ends every session of
+/// the store (and so whatever calls they have in flight).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminated_backends_in_the_middle_of_histories() {
+    let name = support::unique_ident("cp_terminate");
+    let store = Audited::new(
+        PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
+            .await
+            .unwrap(),
+    );
+    store.inner.migrate().await.unwrap();
+    let admin = tokio::sync::Mutex::new(support::admin_connection().await);
+    let terminated = Mutex::new(BTreeSet::new());
+    let config = fault_config(48);
+    let started = Instant::now();
+    let failed_calls =
+        run_histories_with_faults(&store, &config, Duration::from_secs(10), |case| {
+            let admin = &admin;
+            let terminated = &terminated;
+            let name = &name;
+            async move {
+                tokio::time::sleep(Duration::from_micros(300 * u64::from(case % 8))).await;
+                let ended = terminate(&mut *admin.lock().await, name).await;
+                terminated.lock().unwrap().extend(ended);
+            }
+        })
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let (errors, sample) = store.take();
+    let terminated = std::mem::take(&mut *terminated.lock().unwrap());
+    // The pool replaced what was terminated: the store's sessions now are new ones.
+    let now = sessions(&mut *admin.lock().await, &name).await;
+    eprintln!(
+        "pg_terminate_backend in {} histories (seed {}): {} sessions terminated, {failed_calls} \
+         calls failed ({errors} errors, e.g. {sample:?}), {} new sessions open, {:?}",
+        config.cases,
+        config.seed,
+        terminated.len(),
+        now.len(),
+        started.elapsed()
+    );
+    assert!(
+        !terminated.is_empty(),
+        "no session of the store was terminated: the fault never hit"
+    );
+    assert!(
+        !now.is_empty() && now.is_disjoint(&terminated),
+        "the store's sessions {now:?} should all be new after terminating {terminated:?}"
+    );
+    assert_eq!(
+        errors as u64, failed_calls,
+        "the audit and the history runner disagree on the failed calls"
+    );
+
+    // Recovery after one more termination, with the connections idle in the pool: the next
+    // idempotent call succeeds at once (it is retried on a live connection).
+    let group = fresh_group("terminate-recovery");
+    store.inner.save(&group, "probe", 0, 1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!terminate(&mut *admin.lock().await, &name).await.is_empty());
+    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(5)).await;
+    eprintln!("after pg_terminate_backend: saved again after {took:?}, {failures} failed attempts");
+    assert_eq!(
+        failures, 0,
+        "an idempotent call on a cut connection should be retried"
+    );
+    assert_eq!(store.inner.load(&group, "probe", 0).await.unwrap(), Some(2));
+}
+
+/// A server of the test's own, restarted and crashed in the middle of histories, crashed under
+/// a stream of saves, then paused; one instance for all of it (`initdb` costs seconds), used
+/// in turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_crashes_and_pauses_of_a_server_of_our_own() {
+    let server = OwnPostgres::start(&[]).await;
+    let name = support::unique_ident("cp_own");
+    let options = server
+        .options()
+        .ssl_mode(PgSslMode::Disable)
+        .application_name(&name);
+    let store = Audited::new(
+        PostgresCheckpointStore::connect_with(options.clone())
+            .await
+            .unwrap(),
+    );
+    store.inner.migrate().await.unwrap();
+
+    restarts_and_crashes_in_histories(&server, &store).await;
+    acknowledged_saves_survive_a_crash(&server, &store.inner).await;
+    a_paused_server_times_out(&server, &store.inner, options).await;
+}
+
+async fn restarts_and_crashes_in_histories(
+    server: &OwnPostgres,
+    store: &Audited<PostgresCheckpointStore>,
+) {
+    let config = fault_config(8);
+    let postmasters = Mutex::new(BTreeSet::new());
+    postmasters.lock().unwrap().insert(server.pids()[0]);
+    let started = Instant::now();
+    // Each history: after 0 to 2 ms, a clean restart (`-m fast`: sessions ended, a shutdown
+    // checkpoint) in even histories, a crash (`-m immediate`, like kill -9) and a start with
+    // crash recovery in odd ones.
+    let failed_calls = run_histories_with_faults(store, &config, Duration::from_secs(30), |case| {
+        let postmasters = &postmasters;
+        async move {
+            tokio::time::sleep(Duration::from_micros(500 * u64::from(case % 5))).await;
+            if case.is_multiple_of(2) {
+                server.restart_server().await;
+            } else {
+                server.stop_server("immediate").await;
+                server.start_server().await;
+            }
+            postmasters.lock().unwrap().insert(server.pids()[0]);
+        }
+    })
+    .await
+    .unwrap_or_else(|failure| panic!("{failure}"));
+    let (errors, sample) = store.take();
+    let postmasters = postmasters.lock().unwrap().len();
+    eprintln!(
+        "restarts and crashes in {} histories (seed {}): {} postmasters, {failed_calls} calls \
+         failed ({errors} errors, e.g. {sample:?}), {:?}",
+        config.cases,
+        config.seed,
+        postmasters,
+        started.elapsed()
+    );
+    // Every restart started a new postmaster: the fault hit every history.
+    assert_eq!(postmasters, config.cases as usize + 1);
+
+    // The next call after a restart, with every pooled connection dead, succeeds at once.
+    let group = fresh_group("restart-recovery");
+    store.inner.save(&group, "probe", 0, 1).await.unwrap();
+    server.restart_server().await;
+    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(10)).await;
+    eprintln!("after pg_ctl restart: saved again after {took:?}, {failures} failed attempts");
+    assert_eq!(store.inner.load(&group, "probe", 0).await.unwrap(), Some(2));
+}
+
+/// Four writers save rising positions as fast as they can; the server crashes under them
+/// (`pg_ctl stop -m immediate`); after the start every acknowledged save is there (with
+/// `synchronous_commit` on, the default, an acknowledged commit is in the WAL) and nothing
+/// beyond what was sent.
+async fn acknowledged_saves_survive_a_crash(server: &OwnPostgres, store: &PostgresCheckpointStore) {
+    const WRITERS: u32 = 4;
+    let group = fresh_group("crash");
+    let stop = Arc::new(AtomicBool::new(false));
+    let acknowledged: Arc<Vec<AtomicU64>> =
+        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let attempted: Arc<Vec<AtomicU64>> =
+        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let failures = Arc::new(AtomicU64::new(0));
+    // A timeout so that no writer waits long for a server that is down.
+    let writing = store.clone().with_timeout(Duration::from_secs(2));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (store, group, stop) = (writing.clone(), group.clone(), Arc::clone(&stop));
+            let (acknowledged, attempted) = (Arc::clone(&acknowledged), Arc::clone(&attempted));
+            let failures = Arc::clone(&failures);
+            tokio::spawn(async move {
+                let index = writer as usize;
+                let mut position = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    position += 1;
+                    attempted[index].store(position, Ordering::SeqCst);
+                    match store.save(&group, "crash", writer, position).await {
+                        Ok(()) => acknowledged[index].store(position, Ordering::SeqCst),
+                        Err(error) => {
+                            assert!(error.is_retryable(), "{error:?}");
+                            failures.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let crashed = Instant::now();
+    server.stop_server("immediate").await;
+    stop.store(true, Ordering::SeqCst);
+    // What was acknowledged by now (a call answered later could only fail or have waited for
+    // the restart).
+    let acked_at_crash: Vec<u64> = acknowledged
+        .iter()
+        .map(|a| a.load(Ordering::SeqCst))
+        .collect();
+    server.start_server().await;
+    let restarted = crashed.elapsed();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let probe = fresh_group("crash-recovery");
+    let (took, _) = until_saved(store, &probe, 1, Duration::from_secs(10)).await;
+    for writer in 0..WRITERS {
+        let index = writer as usize;
+        let loaded = store
+            .load(&group, "crash", writer)
+            .await
+            .unwrap()
+            .unwrap_or(0);
+        let acked = acknowledged[index].load(Ordering::SeqCst);
+        let sent = attempted[index].load(Ordering::SeqCst);
+        assert!(
+            acked_at_crash[index] > 0,
+            "writer {writer} saved nothing before the crash"
+        );
+        assert!(
+            acked <= loaded && loaded <= sent,
+            "writer {writer}: acknowledged {acked}, sent {sent}, but {loaded} after the crash"
+        );
+    }
+    eprintln!(
+        "crash under {WRITERS} writers: acknowledged {acked_at_crash:?} at the crash, \
+         {} failed saves, server back after {restarted:?}, the next save took {took:?}",
+        failures.load(Ordering::SeqCst)
+    );
+}
+
+/// Every process of the server stopped with SIGSTOP: calls return `Error::Timeout` in bounded
+/// time; after SIGCONT the store works again.
+async fn a_paused_server_times_out(
+    server: &OwnPostgres,
+    store: &PostgresCheckpointStore,
+    options: sqlx::postgres::PgConnectOptions,
+) {
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    // A correctness bound, not a speed: the call must come back, on its own.
+    const BOUND: Duration = Duration::from_secs(3);
+    let group = fresh_group("pause");
+    let impatient = store.clone().with_timeout(TIMEOUT);
+    impatient.save(&group, "s", 0, 1).await.unwrap();
+    // A fresh store too, whose first call must open a connection to the paused server.
+    let fresh = PostgresCheckpointStore::new(
+        sqlx::postgres::PgPoolOptions::new().connect_lazy_with(options),
+    )
+    .with_timeout(TIMEOUT);
+
+    let paused = server.signal_all("STOP");
+    assert!(
+        paused >= 2,
+        "expected the postmaster and its children, paused {paused}"
+    );
+    let mut latencies = Vec::new();
+    for (what, call) in [
+        ("save", Operation::Save),
+        ("load", Operation::Load),
+        ("list", Operation::List),
+        ("fresh load", Operation::Load),
+    ] {
+        let started = Instant::now();
+        let result = match what {
+            "save" => impatient.save(&group, "s", 0, 2).await.map(|_| ()),
+            "load" => impatient.load(&group, "s", 0).await.map(|_| ()),
+            "list" => impatient.list(&group).await.map(|_| ()),
+            _ => fresh.load(&group, "s", 0).await.map(|_| ()),
+        };
+        let took = started.elapsed();
+        match result {
+            Err(
+                ref error @ Error::Timeout {
+                    operation, after, ..
+                },
+            ) => {
+                assert_eq!((operation, after), (call, TIMEOUT), "{what}");
+                assert!(error.is_retryable());
+            }
+            other => {
+                server.signal_all("CONT");
+                panic!("{what} on a paused server: expected a timeout, got {other:?}")
+            }
+        }
+        assert!(took < TIMEOUT + BOUND, "{what} took {took:?} to time out");
+        latencies.push((what, took));
+    }
+    server.signal_all("CONT");
+    let resumed = Instant::now();
+    // The store works again: the save that timed out may have completed once resumed (the
+    // statement had been sent); a new one is acknowledged and read back.
+    let (took, failures) = until_saved(&impatient, &group, 3, Duration::from_secs(10)).await;
+    impatient.save(&group, "s", 0, 3).await.unwrap();
+    assert_eq!(impatient.load(&group, "s", 0).await.unwrap(), Some(3));
+    assert_eq!(fresh.load(&group, "s", 0).await.unwrap(), Some(3));
+    eprintln!(
+        "SIGSTOP on {paused} server processes, timeout {TIMEOUT:?}: returned after \
+         {latencies:?}; after SIGCONT a save succeeded after {took:?} ({failures} failed), \
+         {:?} in all",
+        resumed.elapsed()
+    );
+    // The admin view agrees.
+    let mut admin = PgConnection::connect_with(&server.options().ssl_mode(PgSslMode::Disable))
+        .await
+        .unwrap();
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT position FROM checkpoints WHERE group_name = $1 AND subscription = 's'",
+    )
+    .bind(&group)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(stored, 3);
+}

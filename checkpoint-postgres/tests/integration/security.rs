@@ -1,0 +1,326 @@
+//! Security: passwords never shown by the store's Debug output or by its errors, and TLS.
+//!
+//! The TLS test needs the crate's `tls-rustls` feature (sqlx's TLS is chosen at compile time,
+//! and turning it on here would turn it on for every crate of the workspace under
+//! `cargo test --workspace`):
+//!
+//! ```text
+//! cargo test -p checkpoint-postgres --features tls-rustls --test integration -- security
+//! ```
+//!
+//! Without the feature, a test shows that a URL asking for TLS fails to connect rather than
+//! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only) are tested
+//! in `tables`, with every operation, and the whole conformance kit runs under such a role in
+//! `runtime_role_conformance`.
+
+use checkpoint_conformance::{error_chain, fresh_group};
+use checkpoint_core::{CheckpointStore, Error, Operation};
+use checkpoint_postgres::PostgresCheckpointStore;
+use sqlx::{AssertSqlSafe, Connection};
+
+use crate::support;
+
+const SECRET: &str = "s3cr3t-Pw-0c4d9e";
+
+/// Every way a store or its error can be printed, which must never show `secret`.
+fn assert_hidden(what: &str, shown: &str, secret: &str) {
+    assert!(
+        !shown.contains(secret),
+        "{what} shows the password: {shown}"
+    );
+}
+
+/// The name of the role [`runtime_role_store`] connects as.
+const RUNTIME_ROLE: &str = "checkpoint_runtime_role";
+
+/// A store on the default table whose role may only SELECT, INSERT and UPDATE it: the factory
+/// of `runtime_role_conformance`. The table and the role are created by the superuser (once,
+/// under an advisory lock, since the tests run in parallel).
+pub async fn runtime_role_store() -> PostgresCheckpointStore {
+    // The superuser creates the table, then the role and its grants.
+    support::store().await;
+    let mut admin = support::admin_connection().await;
+    let mut transaction = admin.begin().await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('checkpoint-postgres runtime role'))")
+        .execute(&mut *transaction)
+        .await
+        .unwrap();
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)")
+            .bind(RUNTIME_ROLE)
+            .fetch_one(&mut *transaction)
+            .await
+            .unwrap();
+    if !exists {
+        sqlx::raw_sql(AssertSqlSafe(format!(
+            "CREATE ROLE {RUNTIME_ROLE} LOGIN PASSWORD '{SECRET}'"
+        )))
+        .execute(&mut *transaction)
+        .await
+        .unwrap();
+    }
+    // Every time, in case the table was created anew since: exactly these privileges.
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "REVOKE ALL ON checkpoints FROM {RUNTIME_ROLE}; \
+         GRANT SELECT, INSERT, UPDATE ON checkpoints TO {RUNTIME_ROLE};"
+    )))
+    .execute(&mut *transaction)
+    .await
+    .unwrap();
+    transaction.commit().await.unwrap();
+    let options = support::connect_options()
+        .username(RUNTIME_ROLE)
+        .password(SECRET);
+    let store = PostgresCheckpointStore::connect_with(options)
+        .await
+        .unwrap_or_else(|error| panic!("connecting as {RUNTIME_ROLE}: {}", error_chain(&error)));
+    // What the role may do on the table: nothing beyond the three privileges.
+    let privileges: Vec<String> = sqlx::query_scalar(
+        "SELECT privilege_type::text FROM information_schema.role_table_grants \
+         WHERE grantee = $1 AND table_name = 'checkpoints' ORDER BY 1",
+    )
+    .bind(RUNTIME_ROLE)
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(privileges, ["INSERT", "SELECT", "UPDATE"]);
+    let superuser: bool =
+        sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert!(!superuser);
+    // With the table in place, migrate needs nothing more.
+    store.migrate().await.unwrap();
+    store
+}
+
+/// A store connected with a password in its URL: its Debug output, its pool's and its errors
+/// never show it (the pool holds the connect options, whose own Debug does show it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_store_never_shows_its_password() {
+    let options = support::connect_options();
+    let url = format!(
+        "postgres://postgres:{SECRET}@{}:{}/{}",
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or("postgres")
+    );
+    let store = PostgresCheckpointStore::connect(&url)
+        .await
+        .unwrap_or_else(|error| panic!("{}", error_chain(&error)));
+    let group = fresh_group("debug");
+    store.save(&group, "s", 0, 1).await.unwrap();
+    assert_hidden(
+        "the store's Debug",
+        &format!("{store:?} {store:#?}"),
+        SECRET,
+    );
+    assert_hidden(
+        "the pool's Debug",
+        &format!("{:?} {:#?}", store.pool(), store.pool()),
+        SECRET,
+    );
+    // An error from the server (a missing table) and its whole chain.
+    let missing = store
+        .clone()
+        .with_table(&support::unique_ident("missing"))
+        .unwrap();
+    let error = missing.load(&group, "s", 0).await.unwrap_err();
+    assert_hidden(
+        "a backend error",
+        &format!("{error} {error:?} {}", error_chain(&error)),
+        SECRET,
+    );
+    // A malformed URL with a password: the error must not echo the URL.
+    let error =
+        PostgresCheckpointStore::connect(&format!("postgres://app:{SECRET}@127.0.0.1:notaport/db"))
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_hidden(
+        "a URL error",
+        &format!("{error} {error:?} {}", error_chain(&error)),
+        SECRET,
+    );
+}
+
+/// Built without TLS, a URL that asks for it (`sslmode=require`) fails to connect, saying
+/// why, rather than sending the password and the checkpoints in plain text.
+#[cfg(not(feature = "tls-rustls"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_tls_feature_a_url_asking_for_tls_fails() {
+    use sqlx::postgres::PgSslMode;
+
+    let options = support::connect_options()
+        .password(SECRET)
+        .ssl_mode(PgSslMode::Require);
+    let error = PostgresCheckpointStore::connect_with(options)
+        .await
+        .unwrap_err();
+    let chain = error_chain(&error);
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                retryable: false,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(chain.contains("TLS"), "{chain}");
+    assert_hidden("the TLS error", &format!("{chain} {error:?}"), SECRET);
+}
+
+/// A server of the test's own with a certificate from a CA of the test's own, that refuses
+/// connections without TLS and checks passwords (SCRAM). With `sslmode=require` and
+/// `verify-full` (against that CA) the store works and its sessions are encrypted; without the
+/// CA, `verify-full` refuses the server; without TLS the server refuses the client; a wrong
+/// password is refused; nothing shows the password.
+#[cfg(feature = "tls-rustls")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_through_rustls_on_a_server_of_our_own() {
+    use crate::own_server::OwnPostgres;
+    use sqlx::PgConnection;
+
+    let server = OwnPostgres::init().await;
+    let tls = server.dir().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let openssl = |args: &'static str| {
+        let tls = tls.clone();
+        async move {
+            let output = tokio::process::Command::new("openssl")
+                .args(args.split(' '))
+                .current_dir(&tls)
+                .output()
+                .await
+                .unwrap_or_else(|error| panic!("cannot run openssl (install it): {error}"));
+            assert!(
+                output.status.success(),
+                "openssl {args}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    };
+    std::fs::write(
+        tls.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+         -subj /CN=checkpoint-test-ca -keyout ca.key -out ca.pem",
+    )
+    .await;
+    openssl(
+        "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+         -subj /CN=127.0.0.1 -keyout server.key -out server.csr",
+    )
+    .await;
+    openssl(
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+         -extfile server.ext -out server.pem",
+    )
+    .await;
+    server.chown(&tls).await;
+    std::fs::set_permissions(
+        tls.join("server.key"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    server.configure(
+        &[
+            "ssl = on",
+            &format!("ssl_cert_file = '{}'", tls.join("server.pem").display()),
+            &format!("ssl_key_file = '{}'", tls.join("server.key").display()),
+            "password_encryption = 'scram-sha-256'",
+        ],
+        Some(
+            "local all all trust\n\
+             hostssl all all 127.0.0.1/32 scram-sha-256\n\
+             hostnossl all all 127.0.0.1/32 reject\n",
+        ),
+    );
+    server.start_server().await;
+    let mut admin = PgConnection::connect_with(&server.socket_options())
+        .await
+        .unwrap();
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "ALTER ROLE postgres PASSWORD '{SECRET}'"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let url = |password: &str, query: &str| {
+        format!(
+            "postgres://postgres:{password}@127.0.0.1:{}/postgres?{query}",
+            server.port()
+        )
+    };
+    let ca = tls.join("ca.pem");
+
+    for query in [
+        "sslmode=require".to_owned(),
+        format!("sslmode=verify-full&sslrootcert={}", ca.display()),
+    ] {
+        let store = PostgresCheckpointStore::connect(&url(SECRET, &query))
+            .await
+            .unwrap_or_else(|error| panic!("{query}: {}", error_chain(&error)));
+        store.migrate().await.unwrap();
+        let group = fresh_group("tls");
+        store.save(&group, "s", 0, 7).await.unwrap();
+        assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(7));
+        let (ssl, version): (bool, Option<String>) =
+            sqlx::query_as("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        assert!(ssl, "{query}: the session is not encrypted");
+        eprintln!("{query}: encrypted with {version:?}");
+        assert_hidden("the store's Debug", &format!("{store:?}"), SECRET);
+    }
+
+    // Refusals, each a connect error that is not worth retrying and hides the password.
+    for (why, url, expected) in [
+        (
+            "verify-full without the test's CA",
+            url(SECRET, "sslmode=verify-full"),
+            "certificate",
+        ),
+        ("no TLS", url(SECRET, "sslmode=disable"), "no encryption"),
+        (
+            "a wrong password",
+            url("wrong-Pw-77e1", "sslmode=require"),
+            "password authentication failed",
+        ),
+    ] {
+        let error = PostgresCheckpointStore::connect(&url).await.unwrap_err();
+        let chain = error_chain(&error);
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    operation: Operation::Connect,
+                    retryable: false,
+                    ..
+                }
+            ),
+            "{why}: {error:?}"
+        );
+        assert!(chain.contains(expected), "{why}: {chain}");
+        assert_hidden(why, &format!("{chain} {error:?}"), SECRET);
+        assert_hidden(why, &format!("{chain} {error:?}"), "wrong-Pw-77e1");
+    }
+}
