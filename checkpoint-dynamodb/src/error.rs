@@ -72,6 +72,24 @@ impl fmt::Display for MalformedItem {
 
 impl std::error::Error for MalformedItem {}
 
+/// A table that exists under the store's name with another key schema than the store needs.
+#[derive(Debug)]
+pub(crate) struct KeySchemaMismatch {
+    pub(crate) table: String,
+}
+
+impl fmt::Display for KeySchemaMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "table `{}` exists with another key schema than `group` (HASH, S), `key` (RANGE, S)",
+            self.table
+        )
+    }
+}
+
+impl std::error::Error for KeySchemaMismatch {}
+
 /// A request the SDK refused to build (a missing required field: a bug in this crate).
 pub(crate) fn build_error(
     operation: Operation,

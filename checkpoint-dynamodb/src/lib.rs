@@ -153,15 +153,26 @@
 //! # Testing against an emulator
 //!
 //! The integration tests run against moto's DynamoDB server (`scripts/services/dynamodb.sh up`
-//! installs and starts it) or, when no endpoint is given and Docker is available, DynamoDB
-//! Local in a container. moto implements everything these requests use: conditional
-//! `UpdateItem` with `if_not_exists`, `ReturnValues`, `ReturnValuesOnConditionCheckFailure` on
-//! `UpdateItem` and inside `TransactWriteItems`, cancellation reasons, consistent reads, `Query`
-//! with `Limit` and `ExclusiveStartKey`, and 64-bit numbers exactly. What an emulator cannot
-//! show: throttling and the SDK's retries under it, the 1 MB page boundary of a real `Query`
-//! (the tests page with a small `Limit` instead), real latency and capacity, IAM permissions,
-//! and moto serialises requests, so the concurrency tests exercise the conditions but not
-//! DynamoDB's own concurrency control.
+//! installs and starts it; tests read `DYNAMODB_ENDPOINT`) or, when no endpoint is given and
+//! Docker is available, DynamoDB Local in a container. moto implements everything these
+//! requests use: conditional `UpdateItem` with `if_not_exists`, `ReturnValues`,
+//! `ReturnValuesOnConditionCheckFailure` on `UpdateItem` and inside `TransactWriteItems`,
+//! typed cancellation reasons, consistent reads, `Query` with `Limit` and `ExclusiveStartKey`,
+//! and 64-bit numbers exactly.
+//!
+//! What the emulator does not give, and so what the tests do not prove:
+//!
+//! - **Atomic conditional writes under concurrency.** moto evaluates a condition and applies
+//!   the update in separate steps, on many threads, without a lock: two concurrent
+//!   compare-and-sets from one position both won, and a concurrent batch lost an update. The
+//!   script therefore runs moto with one lock around every request. The concurrency tests then
+//!   check that this store's requests are right, given the per-item atomicity DynamoDB
+//!   guarantees, not DynamoDB's own concurrency control.
+//! - Throttling, and the SDK's retries under it; real latency and capacity; IAM permissions.
+//! - The 1 MB page boundary of a real `Query`: the tests page with a small `Limit` instead
+//!   (`with_query_page_size`) and count the requests.
+//! - moto answers a `Query` whose last page is exactly full without a `LastEvaluatedKey`;
+//!   DynamoDB sends one and then an empty page. `list` handles both.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

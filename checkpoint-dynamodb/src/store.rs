@@ -20,7 +20,7 @@ use checkpoint_core::{
 };
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
-use crate::error::{BACKEND, MalformedItem, build_error, sdk_error};
+use crate::error::{BACKEND, KeySchemaMismatch, MalformedItem, build_error, sdk_error};
 use crate::schema::{
     FINGERPRINT, GROUP, KEY, PARTITION, POSITION, SUBSCRIPTION, UPDATED_AT, checkpoint_of,
     fingerprint_of, fingerprint_value, now_millis, number, optional_position_of, position_of,
@@ -205,9 +205,9 @@ impl DynamoDbCheckpointStore {
                         BACKEND,
                         op,
                         false,
-                        MalformedItem(
-                            "the table exists with another key schema than `group` (HASH), `key` (RANGE)",
-                        ),
+                        KeySchemaMismatch {
+                            table: self.table.clone(),
+                        },
                     ));
                 }
                 return Ok(());

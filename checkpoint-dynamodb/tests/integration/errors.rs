@@ -137,7 +137,7 @@ async fn an_item_the_store_did_not_write_is_a_permanent_error() {
     store
         .client()
         .put_item()
-        .table_name(TABLE)
+        .table_name(store.table())
         .set_item(Some(HashMap::from([
             ("group".to_owned(), AttributeValue::S(group.clone())),
             (
@@ -219,6 +219,8 @@ async fn create_table_is_idempotent_and_checks_the_key_schema() {
         ),
         "{error:?}"
     );
+    let chain = error_chain(&error);
+    assert!(chain.contains("another key schema"), "{chain}");
 
     for name in [table, other] {
         client.delete_table().table_name(name).send().await.unwrap();

@@ -5,7 +5,7 @@ use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::{Checkpoint, CheckpointStore};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::support::{TABLE, client_for, endpoint_address, store};
+use crate::support::{client_for, endpoint_address, store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_follows_every_page() {
@@ -23,9 +23,11 @@ async fn list_follows_every_page() {
         .unwrap();
 
     let proxy = CountingProxy::start(endpoint_address()).await.unwrap();
-    let paged =
-        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())), TABLE)
-            .with_query_page_size(7);
+    let paged = DynamoDbCheckpointStore::new(
+        client_for(&format!("http://{}", proxy.local_addr())),
+        writer.table(),
+    )
+    .with_query_page_size(7);
     let mut listed = paged.list(&group).await.unwrap();
     let pages = proxy.round_trips();
     eprintln!("list of 250 checkpoints, 7 per page: {pages} Query requests");

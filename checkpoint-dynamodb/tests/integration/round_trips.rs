@@ -8,16 +8,16 @@ use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::support::{TABLE, client_for, endpoint_address, ensure_table, store};
+use crate::support::{client_for, endpoint_address, store};
 
 /// A store whose requests go through a counting proxy, warmed up, and the proxy.
 async fn counted_store() -> (DynamoDbCheckpointStore, CountingProxy) {
-    ensure_table(&store().await).await;
+    let table = store().await.table().to_owned();
     let proxy = CountingProxy::start(endpoint_address())
         .await
         .unwrap_or_else(|error| panic!("cannot start the counting proxy: {error}"));
     let store =
-        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())), TABLE);
+        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())), table);
     // Warm-up: the client resolves its endpoint and credentials on first use.
     store
         .load(&fresh_group("warm-up"), "s", 0)

@@ -11,14 +11,14 @@ use std::time::Duration;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use checkpoint_conformance::error_chain;
+use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
 /// The environment variable with the server's endpoint URL.
 pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
 
-/// The table every conformance test shares (each test works in fresh random groups).
-pub const TABLE: &str = "checkpoints_conformance";
+/// A table name for tests that never reach a server.
+pub const TABLE: &str = "checkpoints_unreached";
 
 /// The endpoint of the server under test: `DYNAMODB_ENDPOINT`, or a container started once per
 /// test binary. Panics with instructions when there is neither.
@@ -125,10 +125,14 @@ fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
     Client::from_conf(config)
 }
 
-/// A store on the shared table, created if needed: the factory of the conformance tests. Every
-/// call runs `create_table`, so parallel tests also exercise its idempotence.
+/// A store on a table of its own, created: the factory of the conformance tests.
+///
+/// A table per test, not one shared table: moto answers a `Query` by scanning every item of the
+/// table, so in a shared table each `list` grows slower with everything earlier tests saved
+/// (five seconds per page after a few runs). Tables are cheap on an emulator and vanish when
+/// it stops (`scripts/services/dynamodb.sh down`).
 pub async fn store() -> DynamoDbCheckpointStore {
-    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()), TABLE);
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()), fresh_group("table"));
     ensure_table(&store).await;
     store
 }

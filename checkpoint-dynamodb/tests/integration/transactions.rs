@@ -7,7 +7,7 @@ use checkpoint_conformance::fresh_group;
 use checkpoint_core::{CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::support::{TABLE, store};
+use crate::support::store;
 
 /// A read-model document, kept in the same table under a group of its own (any table would do).
 fn read_model_key(group: &str, id: &str) -> HashMap<String, AttributeValue> {
@@ -20,10 +20,16 @@ fn read_model_key(group: &str, id: &str) -> HashMap<String, AttributeValue> {
     ])
 }
 
-fn put_document(group: &str, id: &str, total: u64, only_if_absent: bool) -> TransactWriteItem {
+fn put_document(
+    table: &str,
+    group: &str,
+    id: &str,
+    total: u64,
+    only_if_absent: bool,
+) -> TransactWriteItem {
     let mut item = read_model_key(group, id);
     item.insert("total".to_owned(), AttributeValue::N(total.to_string()));
-    let mut put = Put::builder().table_name(TABLE).set_item(Some(item));
+    let mut put = Put::builder().table_name(table).set_item(Some(item));
     if only_if_absent {
         put = put
             .condition_expression("attribute_not_exists(#k)")
@@ -38,7 +44,7 @@ async fn document(store: &DynamoDbCheckpointStore, group: &str, id: &str) -> Opt
     let item = store
         .client()
         .get_item()
-        .table_name(TABLE)
+        .table_name(store.table())
         .set_key(Some(read_model_key(group, id)))
         .consistent_read(true)
         .send()
@@ -68,7 +74,7 @@ async fn read_model_and_checkpoint_commit_together_or_not_at_all() {
     store
         .client()
         .transact_write_items()
-        .transact_items(put_document(&group, "doc-1", 150, false))
+        .transact_items(put_document(store.table(), &group, "doc-1", 150, false))
         .transact_items(
             store
                 .advance_in_transaction(&group, "projection", 3, 100, 150)
@@ -87,7 +93,7 @@ async fn read_model_and_checkpoint_commit_together_or_not_at_all() {
     let error = store
         .client()
         .transact_write_items()
-        .transact_items(put_document(&group, "doc-2", 200, false))
+        .transact_items(put_document(store.table(), &group, "doc-2", 200, false))
         .transact_items(
             store
                 .advance_in_transaction(&group, "projection", 3, 100, 200)
@@ -129,7 +135,7 @@ async fn advance_of_an_absent_checkpoint_in_a_transaction_is_moved_from_nothing(
                 .advance_in_transaction(&group, "never-claimed", 0, 0, 1)
                 .unwrap(),
         )
-        .transact_items(put_document(&group, "doc", 1, false))
+        .transact_items(put_document(store.table(), &group, "doc", 1, false))
         .send()
         .await
         .expect_err("advancing an absent checkpoint must cancel the transaction");
@@ -165,7 +171,7 @@ async fn a_transaction_cancelled_by_another_item_is_not_a_move() {
     store
         .client()
         .transact_write_items()
-        .transact_items(put_document(&group, "doc", 1, true))
+        .transact_items(put_document(store.table(), &group, "doc", 1, true))
         .send()
         .await
         .unwrap();
@@ -173,7 +179,7 @@ async fn a_transaction_cancelled_by_another_item_is_not_a_move() {
     let error = store
         .client()
         .transact_write_items()
-        .transact_items(put_document(&group, "doc", 2, true))
+        .transact_items(put_document(store.table(), &group, "doc", 2, true))
         .transact_items(
             store
                 .advance_in_transaction(&group, "projection", 0, 10, 20)
