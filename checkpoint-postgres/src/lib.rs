@@ -80,6 +80,60 @@
 //! GRANT SELECT, INSERT, UPDATE ON checkpoints TO app;
 //! ```
 //!
+//! # When things go wrong
+//!
+//! The integration tests inject each of these faults into a running store (the restarts,
+//! crashes and pauses on a server of the test's own) and check every history of concurrent
+//! calls against the max-register model: nothing acknowledged is lost, nothing moves back.
+//!
+//! - **A connection is cut** (the server ends the session, a proxy drops it): calls in flight
+//!   fail with a retryable [`Error::Backend`](checkpoint_core::Error::Backend). An idempotent
+//!   call that meets a dead pooled connection is run once more on a live one (see
+//!   [`PostgresCheckpointStore::connect`]); the pool opens new connections by itself.
+//! - **The server restarts or crashes**: the same, and while the server is down a call waits
+//!   for the pool to reconnect (sqlx retries refused connections until its acquire timeout,
+//!   30 s by default), so bound it with
+//!   [`with_timeout`](PostgresCheckpointStore::with_timeout). With `synchronous_commit = on`
+//!   (PostgreSQL's default) every acknowledged save is in the WAL and survives a crash; with
+//!   `off`, the last fraction of a second of acknowledged saves can be lost.
+//! - **The server hangs or the network drops packets**: with no timeout a call can wait as
+//!   long as TCP does; with one it fails with [`Error::Timeout`](checkpoint_core::Error::Timeout)
+//!   in about that time, and the statement may still complete later (every operation is safe to
+//!   retry).
+//! - **Bad input**: every method refuses it with
+//!   [`Error::InvalidInput`](checkpoint_core::Error::InvalidInput) before anything is sent.
+//!   Names are bound as parameters, never spliced into SQL, so any valid name (quotes, `;`,
+//!   `--`, `$1`, ...) is stored verbatim.
+//!
+//! # TLS
+//!
+//! With the crate feature `tls-rustls`, connections can use TLS through rustls (on aws-lc-rs,
+//! the provider the AWS SDK uses too; the webpki root certificates unless the URL names a CA).
+//! The URL's `sslmode` decides:
+//!
+//! | `sslmode` | encrypted | server checked |
+//! | --- | --- | --- |
+//! | `disable` | no | no |
+//! | `prefer` (sqlx's default) | when the server offers it | no |
+//! | `require` | yes | no: protects against listening, not against an impostor |
+//! | `verify-ca` | yes | its certificate chains to a trusted root |
+//! | `verify-full` | yes | that, and the certificate names the host: use this |
+//!
+//! ```text
+//! postgres://app:secret@db.internal:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem
+//! ```
+//!
+//! Built without the feature, a URL with `require` or `verify-*` fails to connect; it never
+//! falls back to plain text. A certificate that fails verification is a connect error that is
+//! not retryable.
+//!
+//! # Secrets
+//!
+//! The store's `Debug` output shows the table, the timeout and the pool's size, never
+//! connection options; its errors never contain the URL. sqlx's own
+//! [`PgConnectOptions`](sqlx::postgres::PgConnectOptions) prints its password in `Debug`:
+//! do not log it.
+//!
 //! # In the caller's transaction
 //!
 //! The `*_in` methods run on a `&mut PgConnection` the caller holds, so a projection commits

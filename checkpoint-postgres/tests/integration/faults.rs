@@ -213,9 +213,10 @@ async fn terminated_backends_in_the_middle_of_histories() {
         !now.is_empty() && now.is_disjoint(&terminated),
         "the store's sessions {now:?} should all be new after terminating {terminated:?}"
     );
-    assert_eq!(
-        errors as u64, failed_calls,
-        "the audit and the history runner disagree on the failed calls"
+    // The audit also sees the runner's reads of the final state, so it may count more.
+    assert!(
+        errors as u64 >= failed_calls,
+        "the audit saw {errors} errors, the history runner {failed_calls} failed calls"
     );
 
     // Recovery after one more termination, with the connections idle in the pool: the next
