@@ -234,6 +234,103 @@ async fn terminated_backends_in_the_middle_of_histories() {
     assert_eq!(store.inner.load(&group, "probe", 0).await.unwrap(), Some(2));
 }
 
+/// On the shared server: one owner claims a checkpoint and advances it step by step while its
+/// sessions are terminated every 50 ms. `advance` is not retried by the store (a
+/// second attempt after a commit whose answer was lost would report `Moved` for the owner's
+/// own step), so some advances fail; after each failure the owner reads the position back,
+/// which must be where it was or one step on, never anywhere else, and goes on from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advances_under_terminated_backends() {
+    const STEPS: u64 = 150;
+    let name = support::unique_ident("cp_terminate_advance");
+    let store =
+        PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
+            .await
+            .unwrap();
+    store.migrate().await.unwrap();
+    let group = fresh_group("terminate-advance");
+    let fingerprint = checkpoint_core::Fingerprint::from_bytes([5; 32]);
+    let mut position = checkpoint_core::ExclusiveCheckpointStore::claim(
+        &store,
+        &group,
+        "owner",
+        0,
+        fingerprint,
+        0,
+    )
+    .await
+    .unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let killer = {
+        let (stop, name) = (Arc::clone(&stop), name.clone());
+        tokio::spawn(async move {
+            let mut admin = support::admin_connection().await;
+            let mut terminated = 0;
+            while !stop.load(Ordering::SeqCst) {
+                terminated += terminate(&mut admin, &name).await.len();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            terminated
+        })
+    };
+    let (mut failed, mut ambiguous_committed) = (0u32, 0u32);
+    let started = Instant::now();
+    while position < STEPS {
+        match checkpoint_core::ExclusiveCheckpointStore::advance(
+            &store,
+            &group,
+            "owner",
+            0,
+            position,
+            position + 1,
+        )
+        .await
+        {
+            Ok(()) => position += 1,
+            Err(error) => {
+                assert!(
+                    matches!(
+                        error,
+                        Error::Backend {
+                            retryable: true,
+                            ..
+                        }
+                    ),
+                    "at {position}: {error:?}"
+                );
+                failed += 1;
+                let loaded = loop {
+                    match store.load(&group, "owner", 0).await {
+                        Ok(loaded) => break loaded,
+                        Err(error) => assert!(error.is_retryable(), "{error:?}"),
+                    }
+                };
+                let loaded = loaded.unwrap();
+                assert!(
+                    loaded == position || loaded == position + 1,
+                    "after a failed advance from {position}, the checkpoint is at {loaded}"
+                );
+                if loaded == position + 1 {
+                    ambiguous_committed += 1;
+                }
+                position = loaded;
+            }
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let terminated = killer.await.unwrap();
+    eprintln!(
+        "{STEPS} advances under pg_terminate_backend every 50 ms: {terminated} sessions \
+         terminated, {failed} advances failed ({ambiguous_committed} of them had committed), \
+         {:?}",
+        started.elapsed()
+    );
+    assert!(terminated > 0, "no session was terminated");
+    assert!(failed > 0, "no advance met a terminated session");
+    assert_eq!(store.load(&group, "owner", 0).await.unwrap(), Some(STEPS));
+}
+
 /// A server of the test's own, restarted and crashed in the middle of histories, crashed under
 /// a stream of saves, then paused; one instance for all of it (`initdb` costs seconds), used
 /// in turn.
