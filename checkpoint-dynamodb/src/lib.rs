@@ -173,6 +173,9 @@
 //!   (`with_query_page_size`) and count the requests.
 //! - moto answers a `Query` whose last page is exactly full without a `LastEvaluatedKey`;
 //!   DynamoDB sends one and then an empty page. `list` handles both.
+//! - moto answers a `Query` by scanning every item of the table (seconds per page once a table
+//!   holds a few hundred thousand items), so the tests give each case a table of its own. On
+//!   DynamoDB a `Query` reads only the group's partition.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
