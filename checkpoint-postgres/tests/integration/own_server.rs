@@ -46,7 +46,14 @@ impl OwnPostgres {
         let as_root = std::fs::metadata("/proc/self")
             .map(|meta| meta.uid() == 0)
             .unwrap_or(false);
-        let dir = std::env::temp_dir().join(support::unique_ident("checkpoint-pg"));
+        // As root, the folder must be one the server's user can reach: /tmp, whatever TMPDIR
+        // says (it may point under /root).
+        let temp = if as_root {
+            PathBuf::from("/tmp")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = temp.join(support::unique_ident("checkpoint-pg"));
         std::fs::create_dir_all(&dir)
             .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
         // From here on, the guard cleans up whatever happens.
@@ -255,6 +262,8 @@ impl OwnPostgres {
         };
         let output = command
             .args(args)
+            // A folder the server's user may enter (the test's may be under /root).
+            .current_dir(&self.dir)
             // pg_ctl's server inherits these: never let it hold the test's pipes open.
             .stdin(Stdio::null())
             .output()
@@ -288,6 +297,7 @@ impl Drop for OwnPostgres {
         };
         let _ = command
             .args(args)
+            .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
