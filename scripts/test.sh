@@ -34,6 +34,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
 cargo test --workspace --locked
+# The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
+# (turned on there, it would put every PostgreSQL test of the suite on TLS).
+cargo test --locked -p checkpoint-postgres --features tls-rustls --test integration -- security
 
 log "Examples"
 bash scripts/examples.sh
