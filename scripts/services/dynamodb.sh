@@ -4,6 +4,11 @@
 #   scripts/services/dynamodb.sh up    install (once) and start (if not running) moto's server,
 #                                      wait until it answers, print `export DYNAMODB_ENDPOINT=...`
 #   scripts/services/dynamodb.sh down  stop the server this script started
+#   scripts/services/dynamodb.sh serve PORT
+#                                      run one more server on PORT in the foreground, from the
+#                                      virtualenv `up` installed (the fault tests start, pause,
+#                                      restart and kill servers of their own this way; the
+#                                      script `exec`s, so the caller's child pid is the server's)
 #
 # The server is moto (a Python AWS emulator), installed into a project-local virtualenv under
 # <repo>/.local/dynamodb/ so that a fresh machine needs nothing but python3 with its venv module,
@@ -47,7 +52,7 @@ answering() {
 # are still accepted and read concurrently; only the backend work is serialised.
 write_launcher() {
     mkdir -p "${STATE_DIR}"
-    cat >"${LAUNCHER}" <<'PYTHON'
+    cat >"${1:-${LAUNCHER}}" <<'PYTHON'
 import sys
 import threading
 
@@ -138,11 +143,42 @@ down() {
     rm -f "${PID_FILE}"
 }
 
+# A server of the caller's own, in the foreground: no pid file, no log file, nothing shared
+# with the server `up` starts. It needs the virtualenv `up` installs (never installs here: the
+# tests that call it must not wait a minute for pip, nor race each other installing).
+serve() {
+    local port="${1:-}"
+    if [[ ! "${port}" =~ ^[0-9]+$ ]]; then
+        echo "usage: $0 serve PORT" >&2
+        exit 2
+    fi
+    if ! installed; then
+        log "moto is not installed in ${VENV}: run \`bash scripts/services/dynamodb.sh up\` first"
+        exit 3
+    fi
+    write_launcher_once
+    exec "${VENV}/bin/python" "${LAUNCHER}" "${HOST}" "${port}"
+}
+
+# Writes the launcher unless it is there with the same text already, so concurrent `serve`s never
+# see a half-written file: a new text goes to a temporary file that is renamed into place.
+write_launcher_once() {
+    local expected
+    expected="$(mktemp "${STATE_DIR}/launcher.XXXXXX")"
+    write_launcher "${expected}"
+    if cmp -s "${expected}" "${LAUNCHER}"; then
+        rm -f "${expected}"
+    else
+        mv -f "${expected}" "${LAUNCHER}"
+    fi
+}
+
 case "${1:-}" in
     up) up ;;
     down) down ;;
+    serve) serve "${2:-}" ;;
     *)
-        echo "usage: $0 up|down" >&2
+        echo "usage: $0 up|down|serve PORT" >&2
         exit 2
         ;;
 esac

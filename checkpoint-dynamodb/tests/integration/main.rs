@@ -2,10 +2,17 @@
 //!
 //! They need a DynamoDB-compatible server: `eval "$(scripts/services/dynamodb.sh up)"` starts
 //! moto and sets `DYNAMODB_ENDPOINT`; without it a Docker engine is used (see `support`).
+//! The fault tests (`faults`) also start moto servers of their own, from the virtualenv that
+//! `up` installs (see `own_moto`).
 
+mod bad_input;
+mod cutting_proxy;
 mod errors;
+mod faults;
+mod own_moto;
 mod paging;
 mod round_trips;
+mod security;
 mod support;
 mod transactions;
 

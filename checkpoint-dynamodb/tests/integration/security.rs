@@ -1,0 +1,83 @@
+//! Secrets never show: not in the store's `Debug` output, not in the errors of failed calls.
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use checkpoint_conformance::{error_chain, fresh_group};
+use checkpoint_core::CheckpointStore;
+use checkpoint_dynamodb::DynamoDbCheckpointStore;
+
+use crate::own_moto::free_port;
+use crate::support::endpoint;
+
+const ACCESS_KEY: &str = "AKIDEXAMPLE";
+const SECRET_KEY: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+const SESSION_TOKEN: &str = "session-token-FwoGZXIvYXdzEXAMPLE";
+
+fn client_with_secrets(endpoint: &str) -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            ACCESS_KEY,
+            SECRET_KEY,
+            Some(SESSION_TOKEN.to_owned()),
+            None,
+            "static",
+        ))
+        .retry_config(RetryConfig::disabled())
+        .build();
+    Client::from_conf(config)
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    assert!(
+        !text.contains(SECRET_KEY),
+        "{what} shows the secret key: {text}"
+    );
+    assert!(
+        !text.contains(SESSION_TOKEN),
+        "{what} shows the session token: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_output_and_errors_never_show_the_secret_key_or_session_token() {
+    let store = DynamoDbCheckpointStore::new(
+        client_with_secrets(&endpoint()),
+        format!("missing-{}", fresh_group("table")),
+    );
+    let debug = format!("{store:?}");
+    assert!(debug.contains("missing-"), "the table is shown: {debug}");
+    assert_no_secret("the store's Debug", &debug);
+    assert_no_secret("the store's pretty Debug", &format!("{store:#?}"));
+
+    // A failed call the server answered (the table does not exist): its whole chain, in
+    // Display and Debug form. The request was signed with the secret; nothing of it comes back.
+    let error = store.load("g", "s", 0).await.expect_err("a missing table");
+    let chain = error_chain(&error);
+    assert!(chain.contains("ResourceNotFound"), "{chain}");
+    assert_no_secret("a service error's chain", &chain);
+    assert_no_secret("a service error's Debug", &format!("{error:?}"));
+    assert_no_secret("a service error's Display", &error.to_string());
+
+    // A failed call nothing answered.
+    let unreachable = DynamoDbCheckpointStore::new(
+        client_with_secrets(&format!("http://127.0.0.1:{}", free_port())),
+        "t",
+    );
+    let error = unreachable
+        .save("g", "s", 0, 1)
+        .await
+        .expect_err("nothing listens");
+    assert_no_secret("a dispatch error's chain", &error_chain(&error));
+    assert_no_secret("a dispatch error's Debug", &format!("{error:?}"));
+
+    // The SDK's own configuration, as an application might log it: the credentials provider
+    // redacts its secret too (the store leaves the client out of its Debug regardless).
+    assert_no_secret(
+        "the client configuration's Debug",
+        &format!("{:?}", store.client().config()),
+    );
+}
