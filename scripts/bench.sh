@@ -24,4 +24,4 @@ export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export DYNAMODB_ENDPOINT
 
-exec cargo run --release --locked -p checkpoint-bench -- "$@"
+exec cargo run --release -p checkpoint-bench -- "$@"

@@ -328,11 +328,13 @@ async fn run_backend(
 ) -> Result<Outcome, BenchError> {
     let name = backend.name;
     let plan = if backend.slow && !plan.smoke {
-        // About 1,000 latency samples per operation instead of 2,000, and fewer batch calls:
-        // an emulator that serves a few hundred requests a second.
+        // 200 latency samples per operation instead of 2,000, fewer batch calls, and the single
+        // saves timed over 200 and scaled: an emulator that serves a few hundred requests a
+        // second (tens on a busy machine).
         Plan {
-            latency_per_round: plan.latency_per_round / 2,
+            latency_per_round: plan.latency_per_round / 10,
             batch_reps: [3, 1],
+            single_saves: Some(200),
             list_reps: 3,
             ..plan
         }
@@ -353,10 +355,12 @@ async fn run_backend(
     if let Some((counted, proxy)) = &backend.counted {
         eprintln!("checkpoint-bench: {name}: counting round trips");
         let g = group(&run, "rt");
+        let release = backend.release_exchanges;
         let store = &counted.store;
-        trips.floor = Some(round_trips("floor", proxy, || (counted.floor)()).await?);
+        trips.floor = Some(round_trips("floor", proxy, release, || (counted.floor)()).await?);
         if let Some(commit) = &counted.commit_floor {
-            trips.commit_floor = Some(round_trips("commit floor", proxy, || commit()).await?);
+            trips.commit_floor =
+                Some(round_trips("commit floor", proxy, release, || commit()).await?);
         }
         let args = |subscription: &'static str| SaveArgs {
             group: Arc::clone(&g),
@@ -364,23 +368,27 @@ async fn run_backend(
             partition: 0,
             position: next_position(),
         };
-        trips.raw_save =
-            Some(round_trips("raw save", proxy, || (counted.raw_save)(args("raw"))).await?);
+        trips.raw_save = Some(
+            round_trips("raw save", proxy, release, || {
+                (counted.raw_save)(args("raw"))
+            })
+            .await?,
+        );
         trips.hand_save = Some(
-            round_trips("hand-written save", proxy, || {
+            round_trips("hand-written save", proxy, release, || {
                 (counted.hand_save)(args("hand"))
             })
             .await?,
         );
         trips.save = Some(
-            round_trips("save", proxy, || async {
+            round_trips("save", proxy, release, || async {
                 store.save(&g, "store", 0, next_position()).await?;
                 Ok(())
             })
             .await?,
         );
         trips.load = Some(
-            round_trips("load", proxy, || async {
+            round_trips("load", proxy, release, || async {
                 store.load(&g, "store", 0).await?;
                 Ok(())
             })
@@ -395,7 +403,7 @@ async fn run_backend(
                 .map_err(context("warm-up of save_all"))?;
             let entries = batch(n, reserve_positions(n as u64));
             trips.save_all[slot] = Some(
-                count(&format!("save_all of {n}"), proxy, async {
+                count(&format!("save_all of {n}"), proxy, release, async {
                     store.save_all(&batch_group, &entries).await?;
                     Ok(())
                 })
@@ -403,14 +411,14 @@ async fn run_backend(
             );
             if slot == 1 {
                 trips.list = Some(
-                    round_trips("list", proxy, || async {
+                    round_trips("list", proxy, release, || async {
                         store.list(&batch_group).await?;
                         Ok(())
                     })
                     .await?,
                 );
                 trips.raw_list = Some(
-                    round_trips("raw list", proxy, || async {
+                    round_trips("raw list", proxy, release, || async {
                         (counted.raw_list)(Arc::clone(&batch_group)).await?;
                         Ok(())
                     })

@@ -143,10 +143,10 @@ pub async fn settle() {
 /// Round trips of one call, counted by a [`CountingProxy`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Trips {
-    /// Exchanges the caller waited for: counted the moment the call returned.
+    /// Exchanges of the call itself: all that were counted, less those the client library
+    /// sends on its own after the call (see `Backend::release_exchanges`).
     pub waited: u64,
-    /// Exchanges once the client has settled: `waited` plus what the client sends after the
-    /// call returned (sqlx's check of a connection returning to its pool).
+    /// Every exchange counted until the client had settled.
     pub settled: u64,
 }
 
@@ -155,6 +155,7 @@ pub struct Trips {
 pub async fn round_trips<F, Fut>(
     what: &str,
     proxy: &CountingProxy,
+    release: u64,
     op: F,
 ) -> Result<Trips, BenchError>
 where
@@ -164,11 +165,18 @@ where
     op().await.map_err(context(format!(
         "warm-up of {what} through the counting proxy"
     )))?;
-    count(what, proxy, op()).await
+    count(what, proxy, release, op()).await
 }
 
-/// Round trips of `call` through `proxy`, which has been warmed up for it.
-pub async fn count<Fut>(what: &str, proxy: &CountingProxy, call: Fut) -> Result<Trips, BenchError>
+/// Round trips of `call` through `proxy`, which has been warmed up for it. Every exchange is
+/// counted once the client has settled (so that none of them, nor of the call before, lands
+/// in the wrong count); `release` of them are the client's own after-call exchanges.
+pub async fn count<Fut>(
+    what: &str,
+    proxy: &CountingProxy,
+    release: u64,
+    call: Fut,
+) -> Result<Trips, BenchError>
 where
     Fut: Future<Output = Result<(), BenchError>>,
 {
@@ -176,10 +184,10 @@ where
     proxy.reset();
     call.await
         .map_err(context(format!("{what} through the counting proxy")))?;
-    let waited = proxy.round_trips();
     settle().await;
+    let settled = proxy.round_trips();
     Ok(Trips {
-        waited,
-        settled: proxy.round_trips(),
+        waited: settled.saturating_sub(release),
+        settled,
     })
 }

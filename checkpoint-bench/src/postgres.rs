@@ -107,6 +107,7 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         batch_sizes: [1_000, 10_000],
         note: "",
         slow: false,
+        release_exchanges: 1,
     })
 }
 

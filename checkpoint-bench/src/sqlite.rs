@@ -73,6 +73,7 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
         batch_sizes: [1_000, 10_000],
         note: "embedded: no round trips; its floor is `SELECT 1` on the same pool",
         slow: false,
+        release_exchanges: 0,
     })
 }
 

@@ -86,6 +86,10 @@ pub struct Backend {
     pub note: &'static str,
     /// A slow emulator: the full run takes fewer samples of it, so it ends in minutes.
     pub slow: bool,
+    /// Exchanges the client library adds after each call on its own: sqlx pings every
+    /// connection that returns to its pool (`PoolConnection::return_to_pool` in sqlx-core),
+    /// which the caller does not wait for. The proxy counts them; the table shows them apart.
+    pub release_exchanges: u64,
 }
 
 static POSITION: AtomicU64 = AtomicU64::new(1);
