@@ -150,6 +150,58 @@
 //! [`moved_in_transaction`](DynamoDbCheckpointStore::moved_in_transaction) turns a cancellation
 //! caused by that item into `Error::Moved`, from the typed cancellation reason at its index.
 //!
+//! # Faults, timeouts and durability
+//!
+//! Every failure of a request is [`Error::Backend`](checkpoint_core::Error::Backend) with the
+//! SDK error as its source and `retryable` decided from the SDK's error kind: a connection that
+//! could not be opened or was closed before the response (a dropped connection, a server
+//! restarting), a per-attempt timeout of the client's configuration, throttling and 5xx answers
+//! are retryable; a missing table, a malformed item or a refused credential are not. A failed
+//! call never reports success; a failed save may or may not have taken effect, and retrying it
+//! is safe (saves only ever move forward). The SDK retries transient failures itself as the
+//! client's retry configuration says (three attempts in standard mode), on a new connection.
+//!
+//! [`with_timeout`](DynamoDbCheckpointStore::with_timeout) bounds a whole call, retries
+//! included, and fails it with [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable).
+//! Without it a call is bounded only by the client's `TimeoutConfig`: set
+//! `operation_attempt_timeout` (and `connect_timeout`) there, or a server that accepts
+//! connections and never answers keeps a call waiting.
+//!
+//! Durability across server restarts is DynamoDB's: an acknowledged write is stored durably
+//! before DynamoDB answers. The emulator the tests use cannot show it: moto keeps every table
+//! in memory, so a restart loses them all (a test shows exactly that). DynamoDB Local keeps its
+//! data across restarts only when started with `-sharedDb -dbPath <dir>` on a kept directory
+//! (its container image starts it with `-inMemory`, as the testcontainers fallback of the tests
+//! does); it is not run here, as its licence is not an open-source one.
+//!
+//! What the integration tests inject, on moto servers of their own (`faults`):
+//!
+//! - connections cut by a proxy twice in each of 20 concurrent histories: without SDK retries
+//!   the calls in flight fail, each with a retryable backend error, and the history checker
+//!   finds nothing acknowledged lost and nothing moved back; with the standard retries the
+//!   same cuts are retried away;
+//! - the server killed while a `save_all` is in flight, then every operation during the
+//!   outage, then a restart on the same port: retryable backend errors throughout; after the
+//!   restart the table is gone (a permanent `ResourceNotFoundException`), and once it is
+//!   created again every operation succeeds;
+//! - the server paused with `SIGSTOP`: every operation returns `Error::Timeout` once the
+//!   store's timeout has passed, and after `SIGCONT` the store works again.
+//!
+//! # Security
+//!
+//! TLS: the crate depends on `aws-sdk-dynamodb` with its `default-https-client` feature, whose
+//! HTTP client is hyper with rustls (the `aws-lc-rs` provider) and the platform's root
+//! certificates. AWS endpoints are `https://` by default, so nothing needs enabling; only an
+//! explicit `http://` endpoint (an emulator) is spoken to in plain text. A test checks that an
+//! `https://` endpoint gets a TLS handshake.
+//!
+//! Secrets: the store's `Debug` output shows the table and the options, never the client (its
+//! configuration holds the credentials provider). The SDK's own configuration redacts the
+//! secret key and session token in its `Debug` output, and errors carry the response, never
+//! the signed request. Tests check that the store's `Debug`, a failed call's error (`Display`,
+//! `Debug` and its whole source chain) and the client configuration's `Debug` never show the
+//! secret key or the session token. Requests are signed (SigV4); the secret never travels.
+//!
 //! # Testing against an emulator
 //!
 //! The integration tests run against moto's DynamoDB server (`scripts/services/dynamodb.sh up`

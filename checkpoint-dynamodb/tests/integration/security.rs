@@ -81,3 +81,39 @@ async fn debug_output_and_errors_never_show_the_secret_key_or_session_token() {
         &format!("{:?}", store.client().config()),
     );
 }
+
+/// An `https://` endpoint is spoken to in TLS by the SDK's default HTTPS client (rustls): the
+/// first bytes a listener receives are a TLS handshake record, not an HTTP request, and the
+/// failed handshake is a backend error that names no secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_endpoint_is_spoken_to_in_tls() {
+    use tokio::io::AsyncReadExt;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("local address");
+    let first_bytes = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut bytes = [0_u8; 3];
+        socket.read_exact(&mut bytes).await.expect("read");
+        // Closing without an answer fails the handshake.
+        bytes
+    });
+    let store =
+        DynamoDbCheckpointStore::new(client_with_secrets(&format!("https://{address}")), "t");
+    let error = store.load("g", "s", 0).await.expect_err("no TLS server");
+    let bytes = first_bytes.await.expect("the listener task");
+    // 0x16: a handshake record; 0x03 0x01..0x03: the record-layer version of a ClientHello.
+    assert_eq!(bytes[0], 0x16, "not a TLS handshake: {bytes:?}");
+    assert_eq!(bytes[1], 0x03, "not a TLS record version: {bytes:?}");
+    assert!(
+        matches!(error, checkpoint_core::Error::Backend { .. }),
+        "{error:?}"
+    );
+    assert_no_secret("a TLS failure's chain", &error_chain(&error));
+    eprintln!(
+        "https endpoint without a TLS server: {}",
+        error_chain(&error)
+    );
+}
