@@ -17,10 +17,16 @@ log() { printf '\n== %s\n' "$*" >&2; }
 log "PostgreSQL and Redis"
 bash scripts/services/machine.sh up
 
-# Servers the project starts itself; each prints the export lines for its address.
-eval "$(bash scripts/services/redis-cluster.sh up)"
+# Servers the project starts itself; each prints the export lines for its address. The output
+# is captured first so that a service that fails to start stops the run here (an `eval` of a
+# failed command substitution would not).
+cluster_exports=$(bash scripts/services/redis-cluster.sh up)
 trap 'bash scripts/services/redis-cluster.sh down || true' EXIT
-eval "$(bash scripts/services/dynamodb.sh up)"
+eval "$cluster_exports"
+dynamodb_exports=$(bash scripts/services/dynamodb.sh up)
+eval "$dynamodb_exports"
+: "${REDIS_CLUSTER_URLS:?the Redis Cluster script did not say where the cluster is}"
+: "${DYNAMODB_ENDPOINT:?the DynamoDB script did not say where the server is}"
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
