@@ -93,11 +93,30 @@ install() {
     "${VENV}/bin/pip" install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" >&2
 }
 
+# True when something accepts TCP connections on the port, whether or not it answers yet.
+listening() {
+    (exec 3<>"/dev/tcp/${HOST}/${PORT}") 2>/dev/null
+}
+
 up() {
     if answering; then
         log "a server already answers on ${ENDPOINT}"
         echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
         return 0
+    fi
+    # A server that serves one request at a time may be busy with a long one: give it time
+    # rather than start a second server on a port that is taken.
+    if listening; then
+        log "something listens on ${ENDPOINT} but does not answer yet; waiting up to 60 s"
+        for _ in $(seq 1 30); do
+            if answering; then
+                echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
+                return 0
+            fi
+            sleep 2
+        done
+        log "${ENDPOINT} is taken by something that does not answer HTTP; set DYNAMODB_PORT to another port"
+        return 1
     fi
     installed || install
     mkdir -p "${STATE_DIR}"
