@@ -6,7 +6,7 @@
 # It starts what the tests need (the machine's PostgreSQL and Redis if they are down, a local
 # Redis Cluster, a local DynamoDB-compatible server), points the tests at them through
 # environment variables, runs formatting and lint checks, every test of the workspace, every
-# example, and stops the Redis Cluster again. `.ci/run` calls exactly this.
+# example and a short benchmark run, and stops the Redis Cluster again. `.ci/run` calls exactly this.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,3 +46,6 @@ cargo test --locked -p checkpoint-postgres --features tls-rustls --test integrat
 
 log "Examples"
 bash scripts/examples.sh
+
+log "Benchmark smoke run (round trips checked, timings printed, never asserted)"
+cargo run --locked -p checkpoint-bench -- --smoke
