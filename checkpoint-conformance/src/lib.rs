@@ -42,6 +42,7 @@ pub mod cases;
 mod failure;
 mod group;
 pub mod history;
+pub mod inputs;
 mod macros;
 pub mod round_trips;
 

@@ -10,6 +10,7 @@ use checkpoint_core::validation::{MAX_NAME_BYTES, MAX_POSITION};
 use checkpoint_core::{Argument, Checkpoint, CheckpointStore, Error};
 use futures_util::future::join_all;
 
+use crate::inputs::valid_name;
 use crate::{CaseResult, Failure, ensure, ensure_eq, fresh_group};
 
 /// 2^53: the first integer above which an `f64` cannot hold every integer.
@@ -814,11 +815,6 @@ pub async fn concurrent_saves_keep_the_maximum(store: &dyn CheckpointStore) -> C
 /// Concurrent histories of owners and zombies, checked against a linearizable max-register.
 pub async fn concurrent_histories(store: &dyn CheckpointStore) -> CaseResult {
     crate::history::run_histories(store, &crate::history::HistoryConfig::from_env()).await
-}
-
-/// The contract's rule for a valid name, written independently of any store's validation.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_NAME_BYTES && !name.contains('\0')
 }
 
 fn arbitrary_name() -> impl proptest::strategy::Strategy<Value = String> {

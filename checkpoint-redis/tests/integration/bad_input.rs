@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::inputs::{Inputs, first_invalid, inputs, valid_name};
 use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::error::Argument;
 use checkpoint_core::validation::{MAX_NAME_BYTES, MAX_POSITION};
@@ -16,88 +17,6 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 
 use crate::support::{single_addr, single_store};
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_NAME_BYTES && !name.contains('\0')
-}
-
-/// Names: mostly valid (arbitrary Unicode, key and script syntax), often invalid (empty, one
-/// byte too long, far too long, multi-byte too long, a NUL anywhere).
-fn name() -> impl Strategy<Value = String> {
-    prop_oneof![
-        3 => "[^\u{0}]{1,12}",
-        2 => "[a-z{}:%*?\\[\\]'\";|\\\\ \n\r$-]{1,12}",
-        1 => Just(String::new()),
-        1 => Just("n".repeat(MAX_NAME_BYTES + 1)),
-        1 => (MAX_NAME_BYTES + 2..2 * MAX_NAME_BYTES).prop_map(|len| "x".repeat(len)),
-        1 => Just("é".repeat(MAX_NAME_BYTES / 2 + 1)),
-        1 => ("[a-z]{0,4}", "[a-z]{0,4}").prop_map(|(a, b)| format!("{a}\0{b}")),
-    ]
-}
-
-fn position() -> impl Strategy<Value = u64> {
-    prop_oneof![
-        3 => 0..=MAX_POSITION,
-        1 => Just(MAX_POSITION),
-        2 => MAX_POSITION + 1..=u64::MAX,
-    ]
-}
-
-/// The arguments of one round: one of each, used by every entry point.
-#[derive(Debug, Clone)]
-struct Inputs {
-    group: String,
-    subscription: String,
-    partition: u32,
-    position: u64,
-    from: u64,
-    to: u64,
-    /// Entries of a batch, some valid, some not.
-    batch: Vec<(String, u32, u64)>,
-}
-
-fn inputs() -> impl Strategy<Value = Inputs> {
-    (
-        name(),
-        name(),
-        any::<u32>(),
-        position(),
-        position(),
-        position(),
-        prop::collection::vec((name(), any::<u32>(), position()), 1..4),
-    )
-        .prop_map(
-            |(group, subscription, partition, position, from, to, batch)| Inputs {
-                group,
-                subscription,
-                partition,
-                position,
-                from,
-                to,
-                batch,
-            },
-        )
-}
-
-/// The argument the store must name, or `None` when the call is valid.
-fn first_invalid(
-    group: &str,
-    subscription: Option<&str>,
-    positions: &[(Argument, u64)],
-) -> Option<Argument> {
-    if !valid_name(group) {
-        return Some(Argument::Group);
-    }
-    if let Some(subscription) = subscription
-        && !valid_name(subscription)
-    {
-        return Some(Argument::Subscription);
-    }
-    positions
-        .iter()
-        .find(|(_, position)| *position > MAX_POSITION)
-        .map(|(argument, _)| *argument)
-}
 
 /// Runs arbitrary inputs through every entry point of a store connected through a counting
 /// proxy. Each refused call must leave the count where it was; each valid call must cost at
