@@ -38,6 +38,7 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod audited;
 pub mod cases;
 mod failure;
 mod group;
@@ -46,6 +47,7 @@ pub mod inputs;
 mod macros;
 pub mod round_trips;
 
+pub use audited::{AuditedStore, ErrorTally};
 pub use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
 pub use failure::{CaseResult, Failure, error_chain};
 pub use group::fresh_group;

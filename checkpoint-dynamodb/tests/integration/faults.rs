@@ -3,11 +3,10 @@
 //! Each test shows that the fault hit (calls failed), that every failure was the typed error
 //! it should be (never a panic, never a wrong success), and that the store works again after.
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::{AuditedStore, ErrorTally};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
@@ -17,86 +16,6 @@ use checkpoint_dynamodb::DynamoDbCheckpointStore;
 use crate::cutting_proxy::CuttingProxy;
 use crate::own_moto::OwnMoto;
 use crate::support::{client_for, client_without_retries};
-
-/// A store that records every error its calls return, to check each one's type: the history
-/// runner keeps only their text.
-struct Audited<S> {
-    inner: S,
-    errors: Mutex<Vec<String>>,
-    /// Errors that are not retryable backend errors.
-    wrong: Mutex<Vec<String>>,
-}
-
-impl<S> Audited<S> {
-    fn new(inner: S) -> Self {
-        Self {
-            inner,
-            errors: Mutex::new(Vec::new()),
-            wrong: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
-        if let Err(error) = &result {
-            let text = error_chain(error);
-            if !matches!(
-                error,
-                Error::Backend {
-                    backend: "dynamodb",
-                    retryable: true,
-                    ..
-                }
-            ) {
-                self.wrong.lock().unwrap().push(format!("{error:?}"));
-            }
-            self.errors.lock().unwrap().push(text);
-        }
-        result
-    }
-
-    /// Panics unless every recorded error was a retryable backend error; returns how many
-    /// there were and one of them.
-    fn check(&self) -> (usize, Option<String>) {
-        let wrong = self.wrong.lock().unwrap();
-        assert!(
-            wrong.is_empty(),
-            "errors that are not retryable backend errors: {wrong:#?}"
-        );
-        let errors = self.errors.lock().unwrap();
-        (errors.len(), errors.first().cloned())
-    }
-}
-
-#[async_trait]
-impl<S: CheckpointStore> CheckpointStore for Audited<S> {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.record(self.inner.list(group).await)
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.record(self.inner.load(group, subscription, partition).await)
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.record(
-            self.inner
-                .save(group, subscription, partition, position)
-                .await,
-        )
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.record(self.inner.save_all(group, checkpoints).await)
-    }
-}
 
 fn fingerprint(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
@@ -120,7 +39,7 @@ async fn histories_under_cuts(
     };
     let store = DynamoDbCheckpointStore::new(client, fresh_group("table"));
     store.create_table().await.expect("create_table");
-    let store = Audited::new(store);
+    let store = AuditedStore::new(store);
     let config = HistoryConfig {
         cases,
         seed: HistoryConfig::from_env().seed,
@@ -140,7 +59,12 @@ async fn histories_under_cuts(
         })
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
-    let (errors, sample) = store.check();
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(
         "cuts with retries {retries}: {cases} histories (CHECKPOINT_SEED={}), {} connections \
          accepted, {} cut, {failed_calls} calls failed, {errors} errors in all; e.g. {sample:?}",
@@ -152,12 +76,12 @@ async fn histories_under_cuts(
     // The next calls succeed on new connections.
     let group = fresh_group("after-cuts");
     store
-        .inner
+        .inner()
         .save(&group, "s", 0, 7)
         .await
         .expect("save after the cuts");
     assert_eq!(
-        store.inner.load(&group, "s", 0).await.expect("load"),
+        store.inner().load(&group, "s", 0).await.expect("load"),
         Some(7)
     );
     (failed_calls, errors, proxy.cut(), sample)

@@ -13,95 +13,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::{AuditedStore, ErrorTally};
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, Operation};
+use checkpoint_core::{CheckpointStore, Error, Operation};
 use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgSslMode;
 use sqlx::{Connection, PgConnection};
 
 use crate::own_server::OwnPostgres;
 use crate::support;
-
-/// A store that checks the type of every error its calls return (the history runner keeps
-/// only their text): each must be a retryable backend error or a timeout.
-struct Audited<S> {
-    inner: S,
-    errors: Mutex<Vec<String>>,
-    wrong: Mutex<Vec<String>>,
-}
-
-impl<S> Audited<S> {
-    fn new(inner: S) -> Self {
-        Self {
-            inner,
-            errors: Mutex::new(Vec::new()),
-            wrong: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
-        if let Err(error) = &result {
-            let text = error_chain(error);
-            if !matches!(
-                error,
-                Error::Backend {
-                    retryable: true,
-                    ..
-                } | Error::Timeout { .. }
-            ) {
-                self.wrong.lock().unwrap().push(format!("{error:?}"));
-            }
-            self.errors.lock().unwrap().push(text);
-        }
-        result
-    }
-
-    /// Panics unless every error so far was retryable; returns how many there were and the
-    /// first, and starts counting afresh.
-    fn take(&self) -> (usize, Option<String>) {
-        let wrong = std::mem::take(&mut *self.wrong.lock().unwrap());
-        assert!(
-            wrong.is_empty(),
-            "errors that are neither retryable backend errors nor timeouts: {wrong:#?}"
-        );
-        let errors = std::mem::take(&mut *self.errors.lock().unwrap());
-        let first = errors.first().cloned();
-        (errors.len(), first)
-    }
-}
-
-#[async_trait]
-impl<S: CheckpointStore> CheckpointStore for Audited<S> {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.record(self.inner.list(group).await)
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.record(self.inner.load(group, subscription, partition).await)
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.record(
-            self.inner
-                .save(group, subscription, partition, position)
-                .await,
-        )
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.record(self.inner.save_all(group, checkpoints).await)
-    }
-}
 
 fn fault_config(cases: u32) -> HistoryConfig {
     HistoryConfig {
@@ -169,12 +90,12 @@ async fn terminate(admin: &mut PgConnection, name: &str) -> Vec<i32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_backends_in_the_middle_of_histories() {
     let name = support::unique_ident("cp_terminate");
-    let store = Audited::new(
+    let store = AuditedStore::new(
         PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
             .await
             .unwrap(),
     );
-    store.inner.migrate().await.unwrap();
+    store.inner().migrate().await.unwrap();
     let admin = tokio::sync::Mutex::new(support::admin_connection().await);
     let terminated = Mutex::new(BTreeSet::new());
     let config = fault_config(48);
@@ -192,7 +113,12 @@ async fn terminated_backends_in_the_middle_of_histories() {
         })
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
-    let (errors, sample) = store.take();
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
     let terminated = std::mem::take(&mut *terminated.lock().unwrap());
     // The pool replaced what was terminated: the store's sessions now are new ones.
     let now = sessions(&mut *admin.lock().await, &name).await;
@@ -222,16 +148,19 @@ async fn terminated_backends_in_the_middle_of_histories() {
     // Recovery after one more termination, with the connections idle in the pool: the next
     // idempotent call succeeds at once (it is retried on a live connection).
     let group = fresh_group("terminate-recovery");
-    store.inner.save(&group, "probe", 0, 1).await.unwrap();
+    store.inner().save(&group, "probe", 0, 1).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!terminate(&mut *admin.lock().await, &name).await.is_empty());
-    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(5)).await;
+    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(5)).await;
     eprintln!("after pg_terminate_backend: saved again after {took:?}, {failures} failed attempts");
     assert_eq!(
         failures, 0,
         "an idempotent call on a cut connection should be retried"
     );
-    assert_eq!(store.inner.load(&group, "probe", 0).await.unwrap(), Some(2));
+    assert_eq!(
+        store.inner().load(&group, "probe", 0).await.unwrap(),
+        Some(2)
+    );
 }
 
 /// On the shared server: one owner claims a checkpoint and advances it step by step while its
@@ -342,21 +271,21 @@ async fn restarts_crashes_and_pauses_of_a_server_of_our_own() {
         .options()
         .ssl_mode(PgSslMode::Disable)
         .application_name(&name);
-    let store = Audited::new(
+    let store = AuditedStore::new(
         PostgresCheckpointStore::connect_with(options.clone())
             .await
             .unwrap(),
     );
-    store.inner.migrate().await.unwrap();
+    store.inner().migrate().await.unwrap();
 
     restarts_and_crashes_in_histories(&server, &store).await;
-    acknowledged_saves_survive_a_crash(&server, &store.inner).await;
-    a_paused_server_times_out(&server, &store.inner, options).await;
+    acknowledged_saves_survive_a_crash(&server, store.inner()).await;
+    a_paused_server_times_out(&server, store.inner(), options).await;
 }
 
 async fn restarts_and_crashes_in_histories(
     server: &OwnPostgres,
-    store: &Audited<PostgresCheckpointStore>,
+    store: &AuditedStore<PostgresCheckpointStore>,
 ) {
     let config = fault_config(8);
     let postmasters = Mutex::new(BTreeSet::new());
@@ -380,7 +309,12 @@ async fn restarts_and_crashes_in_histories(
     })
     .await
     .unwrap_or_else(|failure| panic!("{failure}"));
-    let (errors, sample) = store.take();
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
     let postmasters = postmasters.lock().unwrap().len();
     eprintln!(
         "restarts and crashes in {} histories (seed {}): {} postmasters, {failed_calls} calls \
@@ -395,11 +329,14 @@ async fn restarts_and_crashes_in_histories(
 
     // The next call after a restart, with every pooled connection dead, succeeds at once.
     let group = fresh_group("restart-recovery");
-    store.inner.save(&group, "probe", 0, 1).await.unwrap();
+    store.inner().save(&group, "probe", 0, 1).await.unwrap();
     server.restart_server().await;
-    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(10)).await;
+    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(10)).await;
     eprintln!("after pg_ctl restart: saved again after {took:?}, {failures} failed attempts");
-    assert_eq!(store.inner.load(&group, "probe", 0).await.unwrap(), Some(2));
+    assert_eq!(
+        store.inner().load(&group, "probe", 0).await.unwrap(),
+        Some(2)
+    );
 }
 
 /// Four writers save rising positions as fast as they can; the server crashes under them

@@ -4,99 +4,18 @@
 //! history checker finds nothing acknowledged lost and nothing moved back, and that the store
 //! works again afterwards.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use checkpoint_conformance::fresh_group;
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
 use checkpoint_redis::RedisCheckpointStore;
 
 use crate::support::{DURABLE, OwnRedis, VOLATILE};
-
-/// A store that records every error its calls return, to check each one's type: the history
-/// runner keeps only their text.
-struct Audited<S> {
-    inner: S,
-    errors: Mutex<Vec<String>>,
-    /// Errors that are neither a retryable backend error nor a timeout.
-    wrong: Mutex<Vec<String>>,
-}
-
-impl<S> Audited<S> {
-    fn new(inner: S) -> Self {
-        Self {
-            inner,
-            errors: Mutex::new(Vec::new()),
-            wrong: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
-        if let Err(error) = &result {
-            let text = format!("{error:?}");
-            match error {
-                Error::Backend {
-                    retryable: true, ..
-                }
-                | Error::Timeout { .. } => {}
-                _ => self.wrong.lock().expect("lock").push(text.clone()),
-            }
-            self.errors.lock().expect("lock").push(text);
-        }
-        result
-    }
-
-    /// Panics unless every recorded error was a retryable backend error or a timeout; returns
-    /// how many there were.
-    fn check(&self) -> usize {
-        let wrong = self.wrong.lock().expect("lock");
-        assert!(
-            wrong.is_empty(),
-            "errors that are not retryable backend or timeout errors: {wrong:#?}"
-        );
-        self.errors.lock().expect("lock").len()
-    }
-
-    fn sample(&self) -> Option<String> {
-        self.errors.lock().expect("lock").first().cloned()
-    }
-}
-
-#[async_trait]
-impl<S: CheckpointStore> CheckpointStore for Audited<S> {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.record(self.inner.list(group).await)
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.record(self.inner.load(group, subscription, partition).await)
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.record(
-            self.inner
-                .save(group, subscription, partition, position)
-                .await,
-        )
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.record(self.inner.save_all(group, checkpoints).await)
-    }
-}
 
 fn fault_config(cases: u32) -> HistoryConfig {
     HistoryConfig {
@@ -134,7 +53,7 @@ async fn until_saved(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_connections_in_the_middle_of_histories() {
     let server = OwnRedis::start(DURABLE).await;
-    let store = Audited::new(
+    let store = AuditedStore::new(
         RedisCheckpointStore::connect(&server.url())
             .await
             .expect("connecting to the test's own server"),
@@ -165,14 +84,19 @@ async fn killed_connections_in_the_middle_of_histories() {
         })
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
-    let errors = store.check();
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(
         "CLIENT KILL in {} histories (seed {}): {} connections killed, {failed_calls} calls \
          failed, {errors} errors in all (e.g. {:?}), {:?}",
         config.cases,
         config.seed,
         killed.load(Ordering::SeqCst),
-        store.sample(),
+        sample,
         started.elapsed()
     );
     assert!(
@@ -187,7 +111,11 @@ async fn killed_connections_in_the_middle_of_histories() {
     // Recovery after one more kill, measured.
     let mut admin = admin.clone();
     let group = fresh_group("redis-kill-recovery");
-    store.inner.save(&group, "probe", 0, 1).await.expect("save");
+    store
+        .inner()
+        .save(&group, "probe", 0, 1)
+        .await
+        .expect("save");
     let _: u64 = redis::cmd("CLIENT")
         .arg("KILL")
         .arg("TYPE")
@@ -197,10 +125,10 @@ async fn killed_connections_in_the_middle_of_histories() {
         .query_async(&mut admin)
         .await
         .expect("CLIENT KILL");
-    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(5)).await;
+    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(5)).await;
     eprintln!("after CLIENT KILL: saved again after {took:?} and {failures} failed attempts");
     assert_eq!(
-        store.inner.load(&group, "probe", 0).await.expect("load"),
+        store.inner().load(&group, "probe", 0).await.expect("load"),
         Some(2)
     );
 }
@@ -209,7 +137,7 @@ async fn killed_connections_in_the_middle_of_histories() {
 async fn server_restarts_in_the_middle_of_histories() {
     let server = Arc::new(tokio::sync::Mutex::new(OwnRedis::start(DURABLE).await));
     let url = server.lock().await.url();
-    let store = Audited::new(
+    let store = AuditedStore::new(
         RedisCheckpointStore::connect(&url)
             .await
             .expect("connecting to the test's own server"),
@@ -232,13 +160,18 @@ async fn server_restarts_in_the_middle_of_histories() {
         })
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
-    let errors = store.check();
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(
         "restart in {} histories (seed {}): {failed_calls} calls failed, {errors} errors in all \
          (e.g. {:?}), {:?}",
         config.cases,
         config.seed,
-        store.sample(),
+        sample,
         started.elapsed()
     );
     assert!(
@@ -248,14 +181,18 @@ async fn server_restarts_in_the_middle_of_histories() {
 
     // Recovery after one more restart, measured from the moment the server answers again.
     let group = fresh_group("redis-restart-recovery");
-    store.inner.save(&group, "probe", 0, 1).await.expect("save");
+    store
+        .inner()
+        .save(&group, "probe", 0, 1)
+        .await
+        .expect("save");
     {
         let mut server = server.lock().await;
         server.stop("KILL").await;
         // While the server is down, a call fails with a retryable error; it does not hang.
         let started = Instant::now();
         let error = store
-            .inner
+            .inner()
             .save(&group, "probe", 0, 2)
             .await
             .expect_err("a save while the server is down");
@@ -268,10 +205,10 @@ async fn server_restarts_in_the_middle_of_histories() {
         eprintln!("a save while the server is down failed after {down_for:?}: {error}");
         server.restart().await;
     }
-    let (took, failures) = until_saved(&store.inner, &group, 2, Duration::from_secs(10)).await;
+    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(10)).await;
     eprintln!("after a restart: saved again after {took:?} and {failures} failed attempts");
     assert_eq!(
-        store.inner.load(&group, "probe", 0).await.expect("load"),
+        store.inner().load(&group, "probe", 0).await.expect("load"),
         Some(2)
     );
 }
