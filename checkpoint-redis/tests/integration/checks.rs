@@ -267,6 +267,23 @@ pub async fn scripts_are_reloaded_after_script_flush<C: Conn>(store: &RedisCheck
         .expect("advance after the flush");
     assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(5));
     assert_eq!(store.load(&group, "s", 1).await.expect("load"), Some(4));
+    // A batch of several chunks, pipelined: every chunk finds the script gone and is sent
+    // again with its source.
+    script_flush(store).await;
+    let batch: Vec<Checkpoint> = (0..2_500u32)
+        .map(|i| Checkpoint::new("many", i, u64::from(i) + 10))
+        .collect();
+    store
+        .save_all(&group, &batch)
+        .await
+        .expect("save_all of three chunks after the flush");
+    let listed = store.list(&group).await.expect("list");
+    for checkpoint in &batch {
+        assert!(
+            listed.contains(checkpoint),
+            "{checkpoint:?} missing after the flush"
+        );
+    }
 }
 
 pub async fn names_that_collide_naively_are_separate<C: Conn>(store: &RedisCheckpointStore<C>) {
