@@ -402,6 +402,16 @@ pub struct HistoryConfig {
 }
 
 impl HistoryConfig {
+    /// `cases` histories from `CHECKPOINT_SEED`'s seed (or a random one), without shrinking:
+    /// what a fault-injection test runs, where each history costs a restart or a kill.
+    pub fn for_faults(cases: u32) -> Self {
+        Self {
+            cases,
+            shrink_runs: 0,
+            ..Self::from_env()
+        }
+    }
+
     /// From `CHECKPOINT_HISTORIES` and `CHECKPOINT_SEED`.
     pub fn from_env() -> Self {
         let cases = std::env::var("CHECKPOINT_HISTORIES")

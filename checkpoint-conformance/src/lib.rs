@@ -45,6 +45,7 @@ mod group;
 pub mod history;
 pub mod inputs;
 mod macros;
+pub mod recovery;
 pub mod round_trips;
 
 pub use audited::{AuditedStore, ErrorTally};

@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use checkpoint_conformance::fresh_group;
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally};
-use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{CheckpointStore, Error, Operation};
 use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgSslMode;
@@ -23,41 +24,6 @@ use sqlx::{Connection, PgConnection};
 
 use crate::own_server::OwnPostgres;
 use crate::support;
-
-fn fault_config(cases: u32) -> HistoryConfig {
-    HistoryConfig {
-        cases,
-        seed: HistoryConfig::from_env().seed,
-        shrink_runs: 0,
-    }
-}
-
-/// Retries a save until it succeeds; returns how long that took and how many attempts failed
-/// (each with a retryable error).
-async fn until_saved(
-    store: &PostgresCheckpointStore,
-    group: &str,
-    position: u64,
-    within: Duration,
-) -> (Duration, u32) {
-    let started = Instant::now();
-    let mut failures = 0;
-    loop {
-        match store.save(group, "probe", 0, position).await {
-            Ok(()) => return (started.elapsed(), failures),
-            Err(error) => {
-                assert!(error.is_retryable(), "{error:?}");
-                failures += 1;
-                assert!(
-                    started.elapsed() < within,
-                    "the store did not recover within {within:?}: {}",
-                    error_chain(&error)
-                );
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    }
-}
 
 /// The pids of the sessions named `name`.
 async fn sessions(admin: &mut PgConnection, name: &str) -> BTreeSet<i32> {
@@ -98,7 +64,7 @@ async fn terminated_backends_in_the_middle_of_histories() {
     store.inner().migrate().await.unwrap();
     let admin = tokio::sync::Mutex::new(support::admin_connection().await);
     let terminated = Mutex::new(BTreeSet::new());
-    let config = fault_config(48);
+    let config = HistoryConfig::for_faults(48);
     let started = Instant::now();
     let failed_calls =
         run_histories_with_faults(&store, &config, Duration::from_secs(10), |case| {
@@ -151,7 +117,10 @@ async fn terminated_backends_in_the_middle_of_histories() {
     store.inner().save(&group, "probe", 0, 1).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!terminate(&mut *admin.lock().await, &name).await.is_empty());
-    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(5)).await;
+    let Recovery { took, failures } =
+        save_until_recovered(store.inner(), &group, "probe", 0, 2, Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("after pg_terminate_backend: saved again after {took:?}, {failures} failed attempts");
     assert_eq!(
         failures, 0,
@@ -287,7 +256,7 @@ async fn restarts_and_crashes_in_histories(
     server: &OwnPostgres,
     store: &AuditedStore<PostgresCheckpointStore>,
 ) {
-    let config = fault_config(8);
+    let config = HistoryConfig::for_faults(8);
     let postmasters = Mutex::new(BTreeSet::new());
     postmasters.lock().unwrap().insert(server.pids()[0]);
     let started = Instant::now();
@@ -331,7 +300,16 @@ async fn restarts_and_crashes_in_histories(
     let group = fresh_group("restart-recovery");
     store.inner().save(&group, "probe", 0, 1).await.unwrap();
     server.restart_server().await;
-    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(10)).await;
+    let Recovery { took, failures } = save_until_recovered(
+        store.inner(),
+        &group,
+        "probe",
+        0,
+        2,
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("after pg_ctl restart: saved again after {took:?}, {failures} failed attempts");
     assert_eq!(
         store.inner().load(&group, "probe", 0).await.unwrap(),
@@ -393,7 +371,10 @@ async fn acknowledged_saves_survive_a_crash(server: &OwnPostgres, store: &Postgr
         writer.await.unwrap();
     }
     let probe = fresh_group("crash-recovery");
-    let (took, _) = until_saved(store, &probe, 1, Duration::from_secs(10)).await;
+    let Recovery { took, .. } =
+        save_until_recovered(store, &probe, "probe", 0, 1, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|failure| panic!("{failure}"));
     for writer in 0..WRITERS {
         let index = writer as usize;
         let loaded = store
@@ -479,7 +460,10 @@ async fn a_paused_server_times_out(
     let resumed = Instant::now();
     // The store works again: the save that timed out may have completed once resumed (the
     // statement had been sent); a new one is acknowledged and read back.
-    let (took, failures) = until_saved(&impatient, &group, 3, Duration::from_secs(10)).await;
+    let Recovery { took, failures } =
+        save_until_recovered(&impatient, &group, "probe", 0, 3, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|failure| panic!("{failure}"));
     impatient.save(&group, "s", 0, 3).await.unwrap();
     assert_eq!(impatient.load(&group, "s", 0).await.unwrap(), Some(3));
     assert_eq!(fresh.load(&group, "s", 0).await.unwrap(), Some(3));

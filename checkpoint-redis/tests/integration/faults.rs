@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
+use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
@@ -16,39 +17,6 @@ use checkpoint_core::{
 use checkpoint_redis::RedisCheckpointStore;
 
 use crate::support::{DURABLE, OwnRedis, VOLATILE};
-
-fn fault_config(cases: u32) -> HistoryConfig {
-    HistoryConfig {
-        cases,
-        seed: HistoryConfig::from_env().seed,
-        shrink_runs: 0,
-    }
-}
-
-/// Retries `save` until it succeeds; returns how long that took and how many attempts failed.
-async fn until_saved(
-    store: &RedisCheckpointStore,
-    group: &str,
-    position: u64,
-    within: Duration,
-) -> (Duration, u32) {
-    let started = Instant::now();
-    let mut failures = 0;
-    loop {
-        match store.save(group, "probe", 0, position).await {
-            Ok(()) => return (started.elapsed(), failures),
-            Err(error) => {
-                assert!(error.is_retryable(), "{error:?}");
-                failures += 1;
-                assert!(
-                    started.elapsed() < within,
-                    "the store did not recover within {within:?}: {error:?}"
-                );
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_connections_in_the_middle_of_histories() {
@@ -60,7 +28,7 @@ async fn killed_connections_in_the_middle_of_histories() {
     );
     let admin = server.admin().await;
     let killed = AtomicU64::new(0);
-    let config = fault_config(48);
+    let config = HistoryConfig::for_faults(48);
     let started = Instant::now();
     // In each history, after 0 to 2.1 ms, kill every normal connection but the admin's own:
     // that is the store's connection, with whatever calls it has in flight.
@@ -125,7 +93,10 @@ async fn killed_connections_in_the_middle_of_histories() {
         .query_async(&mut admin)
         .await
         .expect("CLIENT KILL");
-    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(5)).await;
+    let Recovery { took, failures } =
+        save_until_recovered(store.inner(), &group, "probe", 0, 2, Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("after CLIENT KILL: saved again after {took:?} and {failures} failed attempts");
     assert_eq!(
         store.inner().load(&group, "probe", 0).await.expect("load"),
@@ -142,7 +113,7 @@ async fn server_restarts_in_the_middle_of_histories() {
             .await
             .expect("connecting to the test's own server"),
     );
-    let config = fault_config(10);
+    let config = HistoryConfig::for_faults(10);
     let started = Instant::now();
     // Each history: after 0 to 2 ms, stop the server (a clean SIGTERM shutdown in even
     // histories, a SIGKILL crash in odd ones) and start it again on the same port and data.
@@ -205,7 +176,16 @@ async fn server_restarts_in_the_middle_of_histories() {
         eprintln!("a save while the server is down failed after {down_for:?}: {error}");
         server.restart().await;
     }
-    let (took, failures) = until_saved(store.inner(), &group, 2, Duration::from_secs(10)).await;
+    let Recovery { took, failures } = save_until_recovered(
+        store.inner(),
+        &group,
+        "probe",
+        0,
+        2,
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!("after a restart: saved again after {took:?} and {failures} failed attempts");
     assert_eq!(
         store.inner().load(&group, "probe", 0).await.expect("load"),
