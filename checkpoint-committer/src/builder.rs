@@ -18,7 +18,8 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(200);
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 100_000;
 
 /// The longest wait between two attempts after failed writes unless
-/// [`CommitterBuilder::max_backoff`] says otherwise.
+/// [`CommitterBuilder::max_backoff`] says otherwise (or the interval is longer: then the
+/// interval).
 pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// A callback told of every failed write.
@@ -54,6 +55,8 @@ pub struct CommitterBuilder {
     store: Arc<dyn CheckpointStore>,
     group: String,
     settings: Settings,
+    /// Whether `max_backoff` was set: if not, it follows a long interval.
+    max_backoff_set: bool,
 }
 
 impl fmt::Debug for CommitterBuilder {
@@ -79,6 +82,7 @@ impl CommitterBuilder {
                 max_backoff: DEFAULT_MAX_BACKOFF,
                 on_error: None,
             },
+            max_backoff_set: false,
         }
     }
 
@@ -100,9 +104,11 @@ impl CommitterBuilder {
 
     /// The longest wait between attempts after failed writes. After the n-th failure in a row
     /// the committer waits `interval × 2ⁿ`, at most this long, before it writes again (ticks in
-    /// between do nothing). Default [`DEFAULT_MAX_BACKOFF`]; must be at least the interval.
+    /// between do nothing). Default [`DEFAULT_MAX_BACKOFF`], or the interval when that is
+    /// longer; must be at least the interval.
     pub fn max_backoff(mut self, max_backoff: Duration) -> Self {
         self.settings.max_backoff = max_backoff;
+        self.max_backoff_set = true;
         self
     }
 
@@ -121,7 +127,7 @@ impl CommitterBuilder {
     /// [`CommitterError::Invalid`] for a group the store would refuse, a zero interval or
     /// `max_in_flight`, or a `max_backoff` below the interval; [`CommitterError::NoRuntime`]
     /// outside a tokio runtime.
-    pub fn start(self) -> Result<Committer, CommitterError> {
+    pub fn start(mut self) -> Result<Committer, CommitterError> {
         validation::validate_group(&self.group).map_err(CommitterError::Invalid)?;
         let malformed = |setting: &'static str, expected: &'static str| {
             CommitterError::Invalid(Error::from(InvalidInput::new(
@@ -138,6 +144,9 @@ impl CommitterBuilder {
                 "max_in_flight",
                 "at least 1 and at most usize::MAX >> 3",
             ));
+        }
+        if !self.max_backoff_set {
+            self.settings.max_backoff = self.settings.max_backoff.max(self.settings.interval);
         }
         if self.settings.max_backoff < self.settings.interval {
             return Err(malformed("max_backoff", "at least the interval"));
