@@ -7,30 +7,40 @@
 //! cargo run -p checkpoint-examples --bin quickstart -- --store redis://127.0.0.1:6379
 //! ```
 //!
-//! The log is in process: 4 partitions of 600 entries. Two workers each own two partitions,
-//! complete entries one by one and, every 150 ms, save the checkpoints that moved with one
-//! `save_all`. The example runs the workers in a child process, kills it (SIGKILL: no
-//! goodbye, no final save) after a few saves, and starts them again: the second run lists the
-//! checkpoints and resumes each partition where the first one had saved. Entries completed
-//! after the last save are done again, which is what at-least-once means; nothing is skipped.
+//! The log is in process: 4 partitions of 600 entries, every tenth filtered out. A reader per
+//! partition hands entries to 8 handler tasks that finish them out of order (random work of a
+//! few milliseconds; entry 100 of partition 0 takes 600 ms). A
+//! [`Committer`](checkpoint_committer::Committer) turns the completions into gap-free
+//! checkpoints and writes the ones that moved with one `save_all` every 150 ms: while the slow
+//! entry runs, partition 0's checkpoint holds at 100 however many later entries are done, and
+//! the example prints that. It runs the workers in a child process, kills it (SIGKILL: no
+//! goodbye, no final write) after a few writes, and starts them again: the second run resumes
+//! each partition at its checkpoint, the first entry not known to be completed. Entries
+//! completed after the last write are done again, which is what at-least-once means; nothing
+//! is skipped.
 
 use std::collections::BTreeMap;
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use checkpoint_core::{Checkpoint, CheckpointStore};
+use checkpoint_committer::{Committer, Partition};
+use checkpoint_core::CheckpointStore;
 use checkpoint_examples::open_store;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const PARTITIONS: u32 = 4;
 const ENTRIES_PER_PARTITION: u64 = 600;
-const WORKERS: u32 = 2;
+/// Handler tasks shared by every partition: entries finish out of order.
+const HANDLERS: u64 = 8;
 const SUBSCRIPTION: &str = "order-emails";
 const SAVE_EVERY: Duration = Duration::from_millis(150);
-/// The first run is killed after this many periodic saves.
+/// The first run is killed after this many writes of the committer.
 const SAVES_BEFORE_KILL: usize = 4;
+/// One entry of partition 0 takes much longer than the others, and holds its checkpoint back.
+const SLOW_ENTRY: u64 = 100;
+const SLOW_WORK: Duration = Duration::from_millis(600);
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -76,7 +86,7 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     let group = format!("quickstart-{stamp}");
     println!("store: {store_spec}");
     println!(
-        "group: {group}, subscription: {SUBSCRIPTION}, {PARTITIONS} partitions of {ENTRIES_PER_PARTITION} entries, {WORKERS} workers\n"
+        "group: {group}, subscription: {SUBSCRIPTION}, {PARTITIONS} partitions of {ENTRIES_PER_PARTITION} entries, {HANDLERS} handlers\n"
     );
 
     println!("── run 1: start the workers, kill them after {SAVES_BEFORE_KILL} saves");
@@ -85,7 +95,7 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     let saved = positions(&*store, &group).await?;
     println!("   killed. Saved checkpoints: {}\n", describe(&saved));
 
-    println!("── run 2: start again; the workers resume from the saved checkpoints");
+    println!("── run 2: start again; every partition resumes at its checkpoint");
     run_child(store_spec, &group, None).await?;
     let done = positions(&*store, &group).await?;
     println!("   finished. Checkpoints: {}\n", describe(&done));
@@ -159,96 +169,126 @@ fn describe(positions: &BTreeMap<u32, u64>) -> String {
         .join(", ")
 }
 
-/// The worker process: resumes every partition from its checkpoint and runs to the end.
+/// The worker process: one committer; every partition resumes from its checkpoint, a reader
+/// per partition hands entries to a pool of handlers that finish out of order, and the
+/// committer writes the gap-free checkpoints every `SAVE_EVERY`.
 async fn run_workers(store_spec: &str, group: &str) -> Result<(), BoxError> {
     let store = open_store(store_spec).await?;
-    let resume = positions(&*store, group).await?;
-    let mut workers = Vec::new();
-    for worker in 0..WORKERS {
-        let owned: Vec<u32> = (0..PARTITIONS).filter(|p| p % WORKERS == worker).collect();
-        let start: Vec<u64> = owned
-            .iter()
-            .map(|p| resume.get(p).copied().unwrap_or(0))
-            .collect();
-        for (partition, position) in owned.iter().zip(&start) {
-            println!(
-                "worker {worker}: partition {partition} resumes at {position} of {ENTRIES_PER_PARTITION}"
-            );
-        }
-        workers.push(tokio::spawn(worker_loop(
-            Arc::clone(&store),
-            group.to_owned(),
-            worker,
-            owned,
-            start,
-        )));
+    let committer = Committer::builder(Arc::clone(&store), group)
+        .interval(SAVE_EVERY)
+        .max_in_flight(256)
+        .on_error(|error| println!("a checkpoint write failed (kept, retried): {error}"))
+        .start()?;
+    let (entries, queue) = tokio::sync::mpsc::channel::<(Partition, u64)>(64);
+    let queue = Arc::new(tokio::sync::Mutex::new(queue));
+    let handlers: Vec<_> = (0..HANDLERS)
+        .map(|handler| tokio::spawn(handle_entries(handler, Arc::clone(&queue))))
+        .collect();
+    let mut readers = Vec::new();
+    for partition in 0..PARTITIONS {
+        let owned = committer.resume(SUBSCRIPTION, partition).await?;
+        println!(
+            "partition {partition} resumes at {} of {ENTRIES_PER_PARTITION}",
+            owned.gap_free()
+        );
+        readers.push(tokio::spawn(read_partition(owned, entries.clone())));
     }
-    for worker in workers {
-        worker.await??;
+    drop(entries);
+    let monitor = tokio::spawn(report_writes(committer.clone()));
+    for reader in readers {
+        reader.await??;
+    }
+    for handler in handlers {
+        handler.await??;
+    }
+    monitor.abort();
+    committer.shutdown().await?;
+    let last = committer_summary(&store, group).await?;
+    println!("all partitions completed; final write: {last}");
+    Ok(())
+}
+
+/// Hands every entry of the partition, from where it resumes, to the handlers, in log order.
+/// Every tenth entry is one the subscription filters out: it is skipped, not handled.
+async fn read_partition(
+    partition: Partition,
+    entries: tokio::sync::mpsc::Sender<(Partition, u64)>,
+) -> Result<(), BoxError> {
+    for position in partition.gap_free()..ENTRIES_PER_PARTITION {
+        if position % 10 == 9 {
+            partition.skipped(position)?;
+            continue;
+        }
+        partition.dispatched(position).await?;
+        entries.send((partition.clone(), position)).await?;
     }
     Ok(())
 }
 
-/// Completes the entries of its partitions in turn, saving the moved checkpoints periodically.
-async fn worker_loop(
-    store: Arc<dyn CheckpointStore>,
-    group: String,
-    worker: u32,
-    partitions: Vec<u32>,
-    mut completed: Vec<u64>,
+/// A handler: takes the next entry of any partition, works on it for a random few
+/// milliseconds (so entries finish out of order), and completes it. One entry is slow.
+async fn handle_entries(
+    handler: u64,
+    queue: Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<(Partition, u64)>>>,
 ) -> Result<(), BoxError> {
-    let mut saved = completed.clone();
-    let mut ticker = tokio::time::interval(SAVE_EVERY);
-    ticker.tick().await;
+    let mut random = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(handler + 1) | 1;
     loop {
-        let finished = completed.iter().all(|c| *c == ENTRIES_PER_PARTITION);
-        tokio::select! {
-            _ = ticker.tick() => {
-                save_moved(&*store, &group, worker, &partitions, &completed, &mut saved).await?;
-            }
-            _ = tokio::time::sleep(Duration::from_millis(1)), if !finished => {
-                // Handle the next entry of every unfinished partition: "work" on the in-process
-                // log is a short sleep per batch of entries.
-                for (position, _) in completed.iter_mut().zip(&partitions) {
-                    if *position < ENTRIES_PER_PARTITION {
-                        *position += 2.min(ENTRIES_PER_PARTITION - *position);
-                    }
-                }
-            }
-        }
-        if finished {
-            save_moved(&*store, &group, worker, &partitions, &completed, &mut saved).await?;
-            println!("worker {worker}: all its partitions completed");
+        let next = queue.lock().await.recv().await;
+        let Some((partition, position)) = next else {
             return Ok(());
+        };
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        let work = if partition.partition() == 0 && position == SLOW_ENTRY {
+            SLOW_WORK
+        } else {
+            Duration::from_micros(random % 4_000)
+        };
+        tokio::time::sleep(work).await;
+        partition.completed(position)?;
+    }
+}
+
+/// Prints a line for every write of the committer, and shows a partition whose checkpoint a
+/// slow entry holds back.
+async fn report_writes(committer: Committer) {
+    let mut writes = 0;
+    let mut ticker = tokio::time::interval(Duration::from_millis(20));
+    loop {
+        ticker.tick().await;
+        let stats = committer.stats();
+        if stats.writes == writes {
+            continue;
+        }
+        writes = stats.writes;
+        let committed: Vec<String> = stats
+            .partitions
+            .iter()
+            .map(|p| format!("p{}={}", p.partition, p.committed))
+            .collect();
+        println!(
+            "checkpoints saved (write {writes}): {}",
+            committed.join(", ")
+        );
+        for p in &stats.partitions {
+            if let Some(age) = p.oldest_in_flight_age.filter(|age| *age >= SLOW_WORK / 4) {
+                println!(
+                    "   p{}: entry {} has run for {} ms; the checkpoint holds at {} while {} later entries are done",
+                    p.partition,
+                    p.gap_free,
+                    age.as_millis(),
+                    p.gap_free,
+                    p.held - p.in_flight,
+                );
+            }
         }
     }
 }
 
-/// One `save_all` of the checkpoints that moved since the last save.
-async fn save_moved(
-    store: &dyn CheckpointStore,
+async fn committer_summary(
+    store: &Arc<dyn CheckpointStore>,
     group: &str,
-    worker: u32,
-    partitions: &[u32],
-    completed: &[u64],
-    saved: &mut [u64],
-) -> Result<(), BoxError> {
-    let moved: Vec<Checkpoint> = partitions
-        .iter()
-        .zip(completed)
-        .zip(saved.iter())
-        .filter(|((_, done), last)| done > last)
-        .map(|((partition, done), _)| Checkpoint::new(SUBSCRIPTION, *partition, *done))
-        .collect();
-    if moved.is_empty() {
-        return Ok(());
-    }
-    store.save_all(group, &moved).await?;
-    saved.copy_from_slice(completed);
-    let summary: Vec<String> = moved
-        .iter()
-        .map(|c| format!("p{}→{}", c.partition, c.position))
-        .collect();
-    println!("worker {worker}: saved {}", summary.join(", "));
-    Ok(())
+) -> Result<String, BoxError> {
+    Ok(describe(&positions(&**store, group).await?))
 }
