@@ -12,10 +12,21 @@
 //! - [`Error`], the one error type, and [`validation`], the input rules every backend applies
 //!   before any I/O;
 //! - [`InMemoryCheckpointStore`], the reference implementation;
-//! - [`batch`], helpers for backends that save a batch natively.
+//! - [`batch`], helpers for backends that save a batch natively;
+//! - [`settings`], the settings every store shares ([`DEFAULT_TIMEOUT`]) and how they are
+//!   checked, and [`stored`], the range rules for values read back and the one error
+//!   ([`UnexpectedValue`]) for a stored value no store writes.
 //!
-//! Backends live in their own crates (`checkpoint-postgres`, `checkpoint-redis`,
-//! `checkpoint-dynamodb`); `checkpoint-conformance` proves that a store keeps the contract.
+//! The other crates of the workspace:
+//!
+//! | crate | what |
+//! | --- | --- |
+//! | `checkpoint-postgres` | PostgreSQL on sqlx: one SQL statement per operation |
+//! | `checkpoint-sqlite` | embedded and durable: SQLite on sqlx |
+//! | `checkpoint-redis` | Redis and Redis Cluster on redis-rs: Lua scripts |
+//! | `checkpoint-dynamodb` | DynamoDB on aws-sdk-dynamodb: conditional writes |
+//! | `checkpoint-committer` | out-of-order completions in, gap-free checkpoints out, one write per interval |
+//! | `checkpoint-conformance` | the conformance kit: proves that a store, ours or yours, keeps the contract |
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -45,8 +56,10 @@ mod exclusive;
 mod fingerprint;
 mod memory;
 mod query;
+pub mod settings;
 mod store;
 mod store_impls;
+pub mod stored;
 pub mod validation;
 
 pub use checkpoint::Checkpoint;
@@ -55,4 +68,6 @@ pub use exclusive::ExclusiveCheckpointStore;
 pub use fingerprint::Fingerprint;
 pub use memory::InMemoryCheckpointStore;
 pub use query::{Query, QueryItem, canonical_encoding, fingerprint};
+pub use settings::DEFAULT_TIMEOUT;
 pub use store::CheckpointStore;
+pub use stored::UnexpectedValue;

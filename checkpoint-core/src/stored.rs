@@ -1,0 +1,160 @@
+//! Reading values back from a store: the one error for a stored value no store writes, and the
+//! range rules every backend applies to what it reads.
+//!
+//! Every backend writes positions in `0..=`[`MAX_POSITION`] and partitions in `u32`. A value
+//! read back outside those ranges (a negative position in a table created without the schema's
+//! constraints, a position above `i64::MAX` in a DynamoDB item, a foreign field in a Redis
+//! hash) means something else wrote into the store's table or keys. Every backend reports it
+//! the same way: a non-retryable [`Error::Backend`] whose source is an [`UnexpectedValue`].
+
+use std::fmt;
+
+use crate::error::{Error, Operation};
+use crate::validation::MAX_POSITION;
+
+/// A value read back from a store that no checkpoint store writes: something else wrote into
+/// the store's table or keys. Retrying cannot help.
+///
+/// The source of a non-retryable [`Error::Backend`], built with [`UnexpectedValue::into_error`].
+/// Every backend uses it, so a caller can look for it with
+/// `std::error::Error::source(&error).and_then(|s| s.downcast_ref::<UnexpectedValue>())`
+/// whatever the store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnexpectedValue {
+    /// Which stored value: a column, an attribute, a hash field, a script's reply.
+    pub field: &'static str,
+    /// What was found there (a value, or its shape), written for a person to read.
+    pub found: String,
+}
+
+impl UnexpectedValue {
+    /// `found` in `field`.
+    pub fn new(field: &'static str, found: impl Into<String>) -> Self {
+        Self {
+            field,
+            found: found.into(),
+        }
+    }
+
+    /// As the non-retryable backend error a store returns.
+    pub fn into_error(self, backend: &'static str, operation: Operation) -> Error {
+        Error::backend(backend, operation, false, self)
+    }
+}
+
+impl fmt::Display for UnexpectedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` holds {}, which no checkpoint store writes",
+            self.field, self.found
+        )
+    }
+}
+
+impl std::error::Error for UnexpectedValue {}
+
+/// A position stored as a signed 64-bit integer (SQL `BIGINT`): valid when not negative.
+pub fn position_from_i64(field: &'static str, value: i64) -> Result<u64, UnexpectedValue> {
+    u64::try_from(value).map_err(|_| UnexpectedValue::new(field, value.to_string()))
+}
+
+/// A position stored as an unsigned integer: valid up to [`MAX_POSITION`].
+pub fn position_from_u64(field: &'static str, value: u64) -> Result<u64, UnexpectedValue> {
+    if value > MAX_POSITION {
+        return Err(UnexpectedValue::new(
+            field,
+            format!("{value}, above the highest position {MAX_POSITION}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// A position stored as decimal text (Redis, DynamoDB numbers): ASCII digits only, no sign,
+/// valid up to [`MAX_POSITION`], parsed exactly (never through a float).
+pub fn position_from_decimal(field: &'static str, text: &str) -> Result<u64, UnexpectedValue> {
+    let shown = || {
+        let mut shown: String = text.chars().take(40).collect();
+        if shown.len() < text.len() {
+            shown.push('…');
+        }
+        format!("{shown:?}")
+    };
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(UnexpectedValue::new(
+            field,
+            format!("{}, not a decimal position", shown()),
+        ));
+    }
+    let value = text.parse::<u64>().map_err(|_| {
+        UnexpectedValue::new(field, format!("{}, above the highest position", shown()))
+    })?;
+    position_from_u64(field, value)
+}
+
+/// A partition stored as a signed 64-bit integer (SQL `BIGINT`): valid in `0..=u32::MAX`.
+pub fn partition_from_i64(field: &'static str, value: i64) -> Result<u32, UnexpectedValue> {
+    u32::try_from(value).map_err(|_| UnexpectedValue::new(field, value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_in_range_are_read_back_exactly() {
+        assert_eq!(position_from_i64("position", 0), Ok(0));
+        assert_eq!(position_from_i64("position", i64::MAX), Ok(MAX_POSITION));
+        assert_eq!(
+            position_from_u64("position", MAX_POSITION),
+            Ok(MAX_POSITION)
+        );
+        assert_eq!(
+            position_from_decimal("position", "9223372036854775807"),
+            Ok(MAX_POSITION)
+        );
+        assert_eq!(position_from_decimal("position", "007"), Ok(7));
+        assert_eq!(
+            partition_from_i64("partition", i64::from(u32::MAX)),
+            Ok(u32::MAX)
+        );
+    }
+
+    #[test]
+    fn values_no_store_writes_are_refused_with_the_same_rules() {
+        assert!(position_from_i64("position", -1).is_err());
+        assert!(position_from_u64("position", MAX_POSITION + 1).is_err());
+        for text in [
+            "",
+            "-1",
+            "+1",
+            "1.0",
+            "1e3",
+            " 1",
+            "9223372036854775808",
+            "99999999999999999999",
+        ] {
+            assert!(position_from_decimal("position", text).is_err(), "{text:?}");
+        }
+        assert!(partition_from_i64("partition", -1).is_err());
+        assert!(partition_from_i64("partition", i64::from(u32::MAX) + 1).is_err());
+    }
+
+    #[test]
+    fn the_error_names_the_field_and_what_it_holds() {
+        let error = position_from_i64("position", -5)
+            .unwrap_err()
+            .into_error("postgres", Operation::Load);
+        assert!(!error.is_retryable());
+        let source = std::error::Error::source(&error)
+            .and_then(|s| s.downcast_ref::<UnexpectedValue>())
+            .expect("an UnexpectedValue source");
+        assert_eq!(
+            source.to_string(),
+            "`position` holds -5, which no checkpoint store writes"
+        );
+        let long = "1".repeat(100);
+        let shown = position_from_decimal("position", &long).unwrap_err().found;
+        assert!(shown.len() < 80, "{shown}");
+    }
+}
