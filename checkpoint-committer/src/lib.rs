@@ -138,3 +138,8 @@ pub use error::CommitterError;
 pub use partition::Partition;
 pub use stats::{CommitterStats, PartitionStats};
 pub use tracker::MAX_DISPATCH_POSITION;
+
+/// The README's examples, compiled and run as doc tests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

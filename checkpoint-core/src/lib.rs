@@ -71,3 +71,8 @@ pub use query::{Query, QueryItem, canonical_encoding, fingerprint};
 pub use settings::DEFAULT_TIMEOUT;
 pub use store::CheckpointStore;
 pub use stored::UnexpectedValue;
+
+/// The README's examples, compiled and run as doc tests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
