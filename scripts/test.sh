@@ -5,8 +5,9 @@
 #
 # It starts what the tests need (the machine's PostgreSQL and Redis if they are down, a local
 # Redis Cluster, a local DynamoDB-compatible server), points the tests at them through
-# environment variables, runs formatting and lint checks, every test of the workspace, every
-# example and a short benchmark run, and stops the Redis Cluster again. `.ci/run` calls exactly this.
+# environment variables, runs formatting and lint checks, every test of the workspace, the docs
+# and packages of every library crate, every example and a short benchmark run, and stops the
+# Redis Cluster again. `.ci/run` calls exactly this.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,6 +44,14 @@ cargo test --workspace --locked
 # The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).
 cargo test --locked -p checkpoint-postgres --features tls-rustls --test integration -- security
+
+log "Docs and packages (rustdoc warnings fail; every library crate packages and builds from its package)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+# No upload: `cargo package` builds each crate from the files it would publish, so a file left
+# out of a package (an included SQL or Lua file, a README) fails here.
+cargo package --locked --allow-dirty \
+  -p checkpoint-core -p checkpoint-conformance -p checkpoint-committer \
+  -p checkpoint-postgres -p checkpoint-sqlite -p checkpoint-redis -p checkpoint-dynamodb
 
 log "Examples"
 bash scripts/examples.sh

@@ -108,7 +108,7 @@
 //! write time and error. A growing `oldest_in_flight_age` is a stuck handler holding its
 //! partition back.
 //!
-//! With the `metrics` feature, the same figures go through the [`metrics`](https://docs.rs/metrics)
+//! With the `metrics` feature, the same figures go through the `metrics` crate's
 //! facade after every tick, as gauges labelled `group`, `subscription`, `partition`:
 //! `checkpoint_committer_committed_position`, `checkpoint_committer_gap_free_position`,
 //! `checkpoint_committer_lag_positions`, `checkpoint_committer_in_flight`,
