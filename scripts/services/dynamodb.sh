@@ -98,16 +98,38 @@ listening() {
     (exec 3<>"/dev/tcp/${HOST}/${PORT}") 2>/dev/null
 }
 
+# True when the server on the port is the one this script started: the pid in the pid file is
+# alive and runs this script's launcher on this port. Only that server is known to hold the
+# request lock the tests rely on; a plain `moto_server` (or anything else) on the port is not.
+ours() {
+    [[ -f "${PID_FILE}" ]] || return 1
+    local pid
+    pid="$(cat "${PID_FILE}")"
+    [[ -r "/proc/${pid}/cmdline" ]] || return 1
+    local cmdline
+    cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline")"
+    [[ "${cmdline}" == *"${LAUNCHER}"*" ${PORT}"* ]]
+}
+
+refuse_foreign() {
+    log "${ENDPOINT} is taken by a server this script did not start (no pid file of ours, or its"
+    log "process is not this script's launcher on port ${PORT}), so it may lack the request lock"
+    log "the tests rely on. Stop it, or set DYNAMODB_PORT to a free port."
+    return 1
+}
+
 up() {
     if answering; then
-        log "a server already answers on ${ENDPOINT}"
+        ours || refuse_foreign || return 1
+        log "the server this script started already answers on ${ENDPOINT}"
         echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
         return 0
     fi
     # A server that serves one request at a time may be busy with a long one: give it time
     # rather than start a second server on a port that is taken.
     if listening; then
-        log "something listens on ${ENDPOINT} but does not answer yet; waiting up to 60 s"
+        ours || refuse_foreign || return 1
+        log "the server this script started listens on ${ENDPOINT} but does not answer yet; waiting up to 60 s"
         for _ in $(seq 1 30); do
             if answering; then
                 echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
@@ -115,7 +137,7 @@ up() {
             fi
             sleep 2
         done
-        log "${ENDPOINT} is taken by something that does not answer HTTP; set DYNAMODB_PORT to another port"
+        log "${ENDPOINT} does not answer HTTP; set DYNAMODB_PORT to another port"
         return 1
     fi
     installed || install

@@ -5,7 +5,9 @@
 #   eval "$(bash scripts/services/redis-cluster.sh up)"   # prints: export REDIS_CLUSTER_URLS=...
 #   bash scripts/services/redis-cluster.sh down           # stops the nodes, removes the state
 #
-# `up` is idempotent: a cluster that is already up with cluster_state:ok is left alone.
+# `up` is idempotent: a cluster it started that is already up with cluster_state:ok is left
+# alone. A Redis on one of its ports that it did not start is never reused nor stopped: `up`
+# fails and says so.
 # State (configs, node files, logs) lives under <repo>/.local/redis-cluster/.
 # Ports can be moved with REDIS_CLUSTER_BASE_PORT (default 7101).
 set -euo pipefail
@@ -52,16 +54,36 @@ cluster_complete() {
   done
 }
 
+# True when the node on the port is one this script started: its working directory is this
+# script's state folder for that port. A server started otherwise may have other settings
+# (persistence, timeouts, a password) than the tests rely on.
+ours() {
+  local dir
+  dir=$(redis-cli -h "$HOST" -p "$1" config get dir 2>/dev/null | sed -n 2p)
+  [[ "$dir" == "$STATE/$1" ]]
+}
+
+refuse_foreign() {
+  log "127.0.0.1:$1 is taken by a Redis this script did not start (its dir is not $STATE/$1);"
+  log "it may have other settings than the tests rely on. Stop it, or set REDIS_CLUSTER_BASE_PORT."
+  exit 1
+}
+
 up() {
   require redis-server
   require redis-cli
+  local port
+  for port in "${PORTS[@]}"; do
+    if answers "$port" && ! ours "$port"; then
+      refuse_foreign "$port"
+    fi
+  done
   if cluster_complete; then
     log "already up"
     echo "export REDIS_CLUSTER_URLS=$(urls)"
     return
   fi
   # A half-started or broken cluster from an earlier run: start over from a clean state.
-  local port
   for port in "${PORTS[@]}"; do
     if answers "$port"; then
       log "node $port answers but the cluster is not complete: restarting it"
@@ -119,7 +141,7 @@ wait_for() {
 down_nodes() {
   local port
   for port in "${PORTS[@]}"; do
-    if answers "$port"; then
+    if answers "$port" && ours "$port"; then
       redis-cli -h "$HOST" -p "$port" shutdown nosave >/dev/null 2>&1 || true
     fi
   done
