@@ -3,17 +3,21 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
 //! workload a few times (seconds, also in debug builds) and fails when an operation errors or
 //! a round-trip count differs from what the store documents. Timings are never asserted.
+//! `--workloads committer` runs only the committer's rows (see `committer.rs`), `stores` only
+//! the stores'; both by default.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod allocator;
+mod committer;
 mod dynamodb;
 mod measure;
 mod postgres;
@@ -36,7 +40,7 @@ use crate::subject::{
     Backend, BenchError, SaveArgs, SaveFn, Subject, context, next_position, reserve_positions,
 };
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--markdown PATH]";
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer] [--markdown PATH]";
 const ALL_BACKENDS: [&str; 4] = ["postgres", "redis", "dynamodb", "sqlite"];
 const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
@@ -84,6 +88,10 @@ impl Plan {
 struct Args {
     smoke: bool,
     backends: Vec<String>,
+    /// The stores' own workloads (every row but the committer's).
+    stores: bool,
+    /// The committer's workloads (`committer.rs`).
+    committer: bool,
     markdown: Option<std::path::PathBuf>,
 }
 
@@ -91,6 +99,8 @@ fn parse_args() -> Result<Args, BenchError> {
     let mut args = Args {
         smoke: false,
         backends: ALL_BACKENDS.iter().map(|b| (*b).to_owned()).collect(),
+        stores: true,
+        committer: true,
         markdown: None,
     };
     let mut it = std::env::args().skip(1);
@@ -107,6 +117,16 @@ fn parse_args() -> Result<Args, BenchError> {
                 {
                     return Err(format!("unknown backend {unknown:?}; {USAGE}").into());
                 }
+            }
+            "--workloads" => {
+                let list = it.next().ok_or(USAGE)?;
+                let chosen: Vec<&str> = list.split(',').map(str::trim).collect();
+                if let Some(unknown) = chosen.iter().find(|w| !["stores", "committer"].contains(w))
+                {
+                    return Err(format!("unknown workload {unknown:?}; {USAGE}").into());
+                }
+                args.stores = chosen.contains(&"stores");
+                args.committer = chosen.contains(&"committer");
             }
             "--markdown" => args.markdown = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
@@ -163,6 +183,12 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     let mut mismatches = Vec::new();
     let mut servers = Vec::new();
     let mut notes = Vec::new();
+    // First, while nothing else runs: its memory count is process-wide.
+    let in_process = if args.committer {
+        Some(committer::in_process(plan.smoke).await?)
+    } else {
+        None
+    };
     for name in &args.backends {
         eprintln!("checkpoint-bench: {name}: setting up");
         let sqlite_path = sqlite::database_path();
@@ -176,7 +202,21 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         if !backend.note.is_empty() {
             notes.push(format!("- {}: {}", backend.name, backend.note));
         }
-        let result = run_backend(&backend, plan, max_concurrency).await;
+        let result = async {
+            let mut outcome = if args.stores {
+                run_backend(&backend, plan, max_concurrency).await?
+            } else {
+                Outcome::default()
+            };
+            if args.committer && name != "dynamodb" {
+                let (rows, targets) =
+                    committer::end_to_end(backend.name, &backend.direct.store, plan.smoke).await?;
+                outcome.rows.extend(rows);
+                outcome.targets.extend(targets);
+            }
+            Ok::<_, BenchError>(outcome)
+        }
+        .await;
         drop(backend);
         if name == "sqlite" {
             sqlite::remove(&sqlite_path);
@@ -185,6 +225,10 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         rows.extend(outcome.rows);
         targets.extend(outcome.targets);
         mismatches.extend(outcome.mismatches);
+    }
+    if let Some((in_process_rows, in_process_targets)) = in_process {
+        rows.extend(in_process_rows);
+        targets.extend(in_process_targets);
     }
 
     let mode = if plan.smoke {
@@ -247,6 +291,7 @@ fn machine() -> String {
     )
 }
 
+#[derive(Default)]
 struct Outcome {
     rows: Vec<Row>,
     targets: Vec<Target>,

@@ -19,6 +19,12 @@ pub type Op = Arc<dyn Fn(u32) -> BoxFut<()> + Send + Sync>;
 #[derive(Debug, Clone, Default)]
 pub struct Samples(Vec<Duration>);
 
+impl From<Vec<Duration>> for Samples {
+    fn from(samples: Vec<Duration>) -> Self {
+        Self(samples)
+    }
+}
+
 impl Samples {
     /// The `q` quantile (0..=1), nearest rank on the sorted samples.
     pub fn quantile(&self, q: f64) -> Duration {

@@ -56,10 +56,12 @@ pub struct Target {
     pub met: Option<bool>,
 }
 
-/// A duration as people read it: µs below 10 ms, ms above.
+/// A duration as people read it: ns below 10 µs, µs below 10 ms, ms above.
 pub fn duration(value: Duration) -> String {
     let micros = value.as_secs_f64() * 1e6;
-    if micros < 10_000.0 {
+    if micros < 10.0 {
+        format!("{} ns", value.as_nanos())
+    } else if micros < 10_000.0 {
         format!("{micros:.0} µs")
     } else {
         format!("{:.1} ms", micros / 1e3)

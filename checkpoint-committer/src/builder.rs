@@ -114,6 +114,10 @@ impl CommitterBuilder {
 
     /// Calls `callback` with the error of every failed write (periodic, release or shutdown),
     /// besides logging it with `tracing` at WARN. The positions are kept and written later.
+    ///
+    /// The callback runs on the write's task while the write is still held: keep it short,
+    /// and do not await the committer's `flush`, `release` or `shutdown` from it (they wait
+    /// for that write). Reading [`stats`](Committer::stats) is fine.
     pub fn on_error(mut self, callback: impl Fn(&Error) + Send + Sync + 'static) -> Self {
         self.settings.on_error = Some(Arc::new(callback));
         self
