@@ -334,7 +334,7 @@ pub async fn exclusive_contenders_one_winner_per_step(
 ) -> CaseResult {
     let config = crate::history::HistoryConfig::from_env();
     let runs = (config.cases / 4).max(16);
-    let mut runner = crate::history::runner(runs, config.seed);
+    let mut runner = crate::history::seeded_runner(runs, config.seed);
     let strategy = contention_plans();
     for run in 0..runs {
         let plan = strategy

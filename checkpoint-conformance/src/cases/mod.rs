@@ -1,13 +1,91 @@
-//! The cases of the kit, one public async function per clause of the contract.
+//! The cases of the kit, one public async function per clause of the contract, one file per
+//! family of clauses.
 //!
 //! Call them directly from any test harness, or let [`checkpoint_store_tests!`] and
 //! [`exclusive_store_tests!`] turn each into a named test.
 //!
+//! | family | clauses |
+//! | --- | --- |
+//! | `saves` | a save moves a checkpoint forward only, zombies included |
+//! | `reads` | `load` and `list`: absent keys, every part of a key, small and large groups |
+//! | `names` | names stored verbatim and kept apart, whatever characters they hold |
+//! | `boundaries` | the lowest and highest partitions and positions |
+//! | `inputs` | invalid inputs rejected naming the argument; arbitrary inputs |
+//! | `batches` | `save_all` |
+//! | `concurrency` | calls at the same time, and generated histories |
+//! | `exclusive` | `claim` and `advance` |
+//!
 //! [`checkpoint_store_tests!`]: crate::checkpoint_store_tests
 //! [`exclusive_store_tests!`]: crate::exclusive_store_tests
 
-mod exclusive;
-mod monotonic;
+use std::collections::BTreeMap;
 
+use checkpoint_core::{Argument, CheckpointStore, Error};
+
+use crate::{CaseResult, Failure, ensure};
+
+mod batches;
+mod boundaries;
+mod concurrency;
+mod exclusive;
+mod inputs;
+mod names;
+mod reads;
+mod saves;
+
+pub use batches::*;
+pub use boundaries::*;
+pub use concurrency::*;
 pub use exclusive::*;
-pub use monotonic::*;
+pub use inputs::*;
+pub use names::*;
+pub use reads::*;
+pub use saves::*;
+
+/// 2^53: the first integer above which an `f64` cannot hold every integer.
+const F64_EXACT_LIMIT: u64 = 1 << 53;
+
+/// `list` as a sorted map, so results compare regardless of order, failing on duplicates.
+async fn listed(
+    store: &dyn CheckpointStore,
+    group: &str,
+) -> Result<BTreeMap<(String, u32), u64>, Failure> {
+    let checkpoints = store.list(group).await?;
+    let count = checkpoints.len();
+    let map: BTreeMap<_, _> = checkpoints
+        .into_iter()
+        .map(|c| ((c.subscription, c.partition), c.position))
+        .collect();
+    ensure!(
+        map.len() == count,
+        "list({group:?}) returned {count} checkpoints but only {} distinct keys",
+        map.len()
+    );
+    Ok(map)
+}
+
+fn expected<'a>(
+    entries: impl IntoIterator<Item = (&'a str, u32, u64)>,
+) -> BTreeMap<(String, u32), u64> {
+    entries
+        .into_iter()
+        .map(|(s, p, pos)| ((s.to_owned(), p), pos))
+        .collect()
+}
+
+fn expect_invalid(
+    result: Result<impl std::fmt::Debug, Error>,
+    argument: Argument,
+    what: &str,
+) -> CaseResult {
+    match result {
+        Err(Error::InvalidInput(invalid)) if invalid.argument == argument => Ok(()),
+        Err(Error::InvalidInput(invalid)) => Err(Failure::new(format!(
+            "{what}: rejected, but as invalid {} instead of {argument}",
+            invalid.argument
+        ))),
+        other => Err(Failure::new(format!(
+            "{what}: expected an invalid-input error for the {argument}, got {other:?}"
+        ))),
+    }
+}
