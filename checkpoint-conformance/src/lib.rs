@@ -33,6 +33,10 @@
 //!
 //! [`round_trips::CountingProxy`] counts request–response exchanges on the wire, for tests that
 //! assert how many round trips an operation takes.
+//!
+//! The `harness` feature adds what a backend's own integration tests share: the server under
+//! test from an environment variable or a container, and the bad-input driver over every entry
+//! point (`harness`).
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -42,6 +46,8 @@ mod audited;
 pub mod cases;
 mod failure;
 mod group;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod history;
 pub mod inputs;
 mod macros;

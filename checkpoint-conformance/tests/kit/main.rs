@@ -1,6 +1,8 @@
 //! The kit's own tests: the reference store passes every case, deliberately broken stores are
-//! caught, the history checker finds each kind of violation, and the proxy counts right.
+//! caught, the history checker finds each kind of violation, the proxy counts right, and the
+//! bad-input driver passes a store that validates first and catches one that does not.
 
+mod bad_input;
 mod broken;
 mod checker;
 mod in_memory;
