@@ -1,4 +1,7 @@
 //! Turning sqlx errors into the workspace's [`Error`], deciding honestly whether a retry may help.
+//!
+//! A value read back that no store writes is not a sqlx error: `layout` reports it as
+//! a `checkpoint_core::UnexpectedValue`.
 
 use std::fmt;
 
@@ -85,36 +88,6 @@ impl fmt::Display for Chain<'_> {
         }
         Ok(())
     }
-}
-
-/// A value read back from the table that the schema should have made impossible (for example
-/// a negative position in a table created without the `CHECK` constraints).
-#[derive(Debug)]
-pub(crate) struct UnexpectedValue {
-    pub(crate) column: &'static str,
-    pub(crate) detail: String,
-}
-
-impl fmt::Display for UnexpectedValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unexpected value in column `{}`: {}",
-            self.column, self.detail
-        )
-    }
-}
-
-impl std::error::Error for UnexpectedValue {}
-
-/// An [`UnexpectedValue`] as a non-retryable backend error.
-pub(crate) fn unexpected(operation: Operation, column: &'static str, detail: String) -> Error {
-    Error::backend(
-        BACKEND,
-        operation,
-        false,
-        UnexpectedValue { column, detail },
-    )
 }
 
 #[cfg(test)]

@@ -1,9 +1,17 @@
-//! The configured table name: validated, then quoted, so that nothing a user passes can
-//! change the SQL it is spliced into.
+//! How a checkpoint is laid out in PostgreSQL: the table name (validated, then quoted, so that
+//! nothing a user passes can change the SQL it is spliced into), the DDL and the migration
+//! that runs it, and the columns' values read back through [`checkpoint_core::stored`].
 
 use std::fmt;
 
-use checkpoint_core::{Argument, Error, InvalidInput, InvalidReason};
+use checkpoint_core::settings::malformed;
+use checkpoint_core::stored::{UnexpectedValue, partition_from_i64, position_from_i64};
+use checkpoint_core::{Error, Fingerprint, Operation};
+
+use crate::BACKEND;
+use crate::error::backend;
+use crate::requests::{MIGRATE_LOCK, SCHEMA_EXISTS, TABLE_EXISTS, sql};
+use crate::store::PostgresCheckpointStore;
 
 /// PostgreSQL truncates identifiers to `NAMEDATALEN - 1` = 63 bytes; a longer name would
 /// silently refer to another table, so it is refused instead.
@@ -31,21 +39,15 @@ impl TableName {
 
     /// Parses `table` or `schema.table`.
     pub(crate) fn parse(name: &str) -> Result<Self, Error> {
-        let malformed = || -> Error {
-            InvalidInput::new(
-                Argument::Setting("table"),
-                InvalidReason::Malformed { expected: EXPECTED },
-            )
-            .into()
-        };
+        let refused = || -> Error { malformed("table", EXPECTED).into() };
         let mut parts = name.split('.');
         let (schema, table) = match (parts.next(), parts.next(), parts.next()) {
             (Some(table), None, None) => (None, table),
             (Some(schema), Some(table), None) => (Some(schema), table),
-            _ => return Err(malformed()),
+            _ => return Err(refused()),
         };
         if !schema.is_none_or(is_identifier) || !is_identifier(table) {
-            return Err(malformed());
+            return Err(refused());
         }
         Ok(Self {
             schema: schema.map(str::to_owned),
@@ -91,9 +93,115 @@ fn is_identifier(part: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+impl PostgresCheckpointStore {
+    /// The DDL that [`migrate`](Self::migrate) runs for this store's table, for teams that
+    /// apply migrations with their own tooling.
+    pub fn schema_sql(&self) -> String {
+        match &self.requests.create_schema {
+            Some(create_schema) => format!("{create_schema};\n{};\n", self.requests.create_table),
+            None => format!("{};\n", self.requests.create_table),
+        }
+    }
+
+    /// Creates the table (and its schema, when the name has one) unless it exists.
+    ///
+    /// Safe to call from every process at start-up, at the same time: the migrations of one
+    /// table take turns on a transaction-scoped advisory lock. When the table exists, nothing
+    /// is created, so a role with only the run-time privileges (see the crate doc) can call
+    /// it too. An existing table is not checked against the schema.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the role may not
+    /// create the table; [`Error::Timeout`] when it takes longer than the store's timeout.
+    #[tracing::instrument(
+        name = "checkpoint.migrate",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table)
+    )]
+    pub async fn migrate(&self) -> Result<(), Error> {
+        self.timed(Operation::Migrate, async {
+            let failed = |error| backend(Operation::Migrate, error);
+            let mut transaction = self.pool.begin().await.map_err(failed)?;
+            sqlx::query(MIGRATE_LOCK)
+                .bind(self.table.to_string())
+                .execute(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
+                .bind(self.table.quoted())
+                .fetch_one(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            if !exists {
+                if let (Some(schema), Some(create_schema)) =
+                    (self.table.schema(), &self.requests.create_schema)
+                {
+                    // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE
+                    // privilege on the database even when the schema is there.
+                    let schema_exists: bool = sqlx::query_scalar(SCHEMA_EXISTS)
+                        .bind(schema)
+                        .fetch_one(&mut *transaction)
+                        .await
+                        .map_err(failed)?;
+                    if !schema_exists {
+                        sqlx::query(sql(create_schema))
+                            .execute(&mut *transaction)
+                            .await
+                            .map_err(failed)?;
+                    }
+                }
+                sqlx::query(sql(&self.requests.create_table))
+                    .execute(&mut *transaction)
+                    .await
+                    .map_err(failed)?;
+            }
+            transaction.commit().await.map_err(failed)
+        })
+        .await
+    }
+}
+
+/// A validated position as the `position BIGINT` column.
+pub(crate) fn position_to_db(position: u64) -> i64 {
+    // Validation admits only 0..=i64::MAX, so the fallback is never taken; it saturates
+    // rather than wraps should that ever change.
+    i64::try_from(position).unwrap_or(i64::MAX)
+}
+
+/// The `position` column read back.
+pub(crate) fn position_from_db(operation: Operation, position: i64) -> Result<u64, Error> {
+    position_from_i64("position", position).map_err(|found| found.into_error(BACKEND, operation))
+}
+
+/// The `partition_id` column read back.
+pub(crate) fn partition_from_db(operation: Operation, partition: i64) -> Result<u32, Error> {
+    partition_from_i64("partition_id", partition)
+        .map_err(|found| found.into_error(BACKEND, operation))
+}
+
+/// The `query_fingerprint` column read back after a claim: the claim stores the requested
+/// fingerprint when there was none, so `NULL` cannot come back; it and any length other than
+/// 32 bytes mean something else wrote the row, never a match.
+pub(crate) fn fingerprint_from_db(
+    operation: Operation,
+    stored: Option<Vec<u8>>,
+) -> Result<Fingerprint, Error> {
+    let found = match stored.as_deref() {
+        None => "NULL".to_owned(),
+        Some(bytes) => match Fingerprint::from_slice(bytes) {
+            Some(fingerprint) => return Ok(fingerprint),
+            None => format!("{} bytes instead of 32", bytes.len()),
+        },
+    };
+    Err(UnexpectedValue::new("query_fingerprint", found).into_error(BACKEND, operation))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use checkpoint_core::{Argument, InvalidReason};
 
     #[test]
     fn accepts_plain_and_qualified_names() {
@@ -135,5 +243,25 @@ mod tests {
                 "{name:?}"
             );
         }
+    }
+
+    #[test]
+    fn values_no_store_writes_are_unexpected_and_not_retryable() {
+        for error in [
+            position_from_db(Operation::Load, -1).unwrap_err(),
+            partition_from_db(Operation::List, i64::from(u32::MAX) + 1).unwrap_err(),
+            fingerprint_from_db(Operation::Claim, None).unwrap_err(),
+            fingerprint_from_db(Operation::Claim, Some(vec![0; 31])).unwrap_err(),
+        ] {
+            assert!(!error.is_retryable());
+            let source = std::error::Error::source(&error)
+                .and_then(|source| source.downcast_ref::<UnexpectedValue>());
+            assert!(source.is_some(), "{error:?}");
+        }
+        assert_eq!(
+            position_from_db(Operation::Load, i64::MAX).ok(),
+            Some(i64::MAX as u64)
+        );
+        assert!(fingerprint_from_db(Operation::Claim, Some(vec![7; 32])).is_ok());
     }
 }

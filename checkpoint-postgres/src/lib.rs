@@ -46,7 +46,7 @@
 //!
 //! let store = PostgresCheckpointStore::new(pool)
 //!     .with_table("app.checkpoints")?
-//!     .with_timeout(Duration::from_secs(5));
+//!     .with_timeout(Duration::from_secs(2))?;
 //! # Ok(())
 //! # }
 //! ```
@@ -92,18 +92,40 @@
 //!   [`PostgresCheckpointStore::connect`]); the pool opens new connections by itself.
 //! - **The server restarts or crashes**: the same, and while the server is down a call waits
 //!   for the pool to reconnect (sqlx retries refused connections until its acquire timeout,
-//!   30 s by default), so bound it with
-//!   [`with_timeout`](PostgresCheckpointStore::with_timeout). With `synchronous_commit = on`
-//!   (PostgreSQL's default) every acknowledged save is in the WAL and survives a crash; with
-//!   `off`, the last fraction of a second of acknowledged saves can be lost.
-//! - **The server hangs or the network drops packets**: with no timeout a call can wait as
-//!   long as TCP does; with one it fails with [`Error::Timeout`](checkpoint_core::Error::Timeout)
-//!   in about that time, and the statement may still complete later (every operation is safe to
-//!   retry).
+//!   30 s by default) until the store's timeout ends it (see [Timeouts](#timeouts)). With
+//!   `synchronous_commit = on` (PostgreSQL's default) every acknowledged save is in the WAL and
+//!   survives a crash; with `off`, the last fraction of a second of acknowledged saves can be
+//!   lost.
+//! - **The server hangs or the network drops packets**: a call fails with
+//!   [`Error::Timeout`](checkpoint_core::Error::Timeout) when the store's timeout elapses, and
+//!   the statement may still complete later (every operation is safe to retry). Without a
+//!   timeout a call can wait as long as TCP does.
 //! - **Bad input**: every method refuses it with
 //!   [`Error::InvalidInput`](checkpoint_core::Error::InvalidInput) before anything is sent.
 //!   Names are bound as parameters, never spliced into SQL, so any valid name (quotes, `;`,
 //!   `--`, `$1`, ...) is stored verbatim.
+//!
+//! # Timeouts
+//!
+//! Every operation, the wait for a pooled connection included, fails with
+//! [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable) once it has taken longer
+//! than the store's timeout: [`DEFAULT_TIMEOUT`](checkpoint_core::DEFAULT_TIMEOUT) (5 s) unless
+//! [`with_timeout`](PostgresCheckpointStore::with_timeout) sets another (a zero duration is
+//! refused) or [`without_timeout`](PostgresCheckpointStore::without_timeout) lifts it. A call
+//! that meets a dead pooled connection and runs once more (see [When things go
+//! wrong](#when-things-go-wrong)) has the timeout for each attempt. The `*_in` methods have it
+//! too: a timed-out call leaves the caller's transaction in an unknown state, so roll it back.
+//!
+//! The timeout is the client's: the statement it gave up on may still complete on the server.
+//! A server-side bound (PostgreSQL's `statement_timeout`, `lock_timeout`) is the pool's to set,
+//! for example in the connection options; its cancellations are retryable errors too.
+//!
+//! # Tracing
+//!
+//! Every operation is one `tracing` span at DEBUG level named `checkpoint.<operation>`
+//! (`checkpoint.save`, `checkpoint.save_all_in`, `checkpoint.migrate`, ...), with the fields
+//! `backend = "postgres"` and `table`, and `count` (list) or `batch_size` and `distinct_keys`
+//! (save_all). No name, position or connection option is a field.
 //!
 //! # TLS
 //!
@@ -196,10 +218,11 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod errors;
-mod statements;
+mod error;
+mod layout;
+mod requests;
 mod store;
-mod table;
+mod transaction;
 
 pub use store::PostgresCheckpointStore;
 
@@ -208,3 +231,8 @@ pub const BACKEND: &str = "postgres";
 
 /// The table a store uses unless [`PostgresCheckpointStore::with_table`] says otherwise.
 pub const DEFAULT_TABLE: &str = "checkpoints";
+
+/// The README's example, compiled as a doc test so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -29,7 +29,10 @@ async fn a_blocked_operation_times_out() {
     .await
     .unwrap();
 
-    let impatient = store.clone().with_timeout(Duration::from_millis(300));
+    let impatient = store
+        .clone()
+        .with_timeout(Duration::from_millis(300))
+        .unwrap();
     let result = impatient.save(&group, "s", 0, 2).await;
     match result {
         Err(

@@ -331,7 +331,7 @@ async fn acknowledged_saves_survive_a_crash(server: &OwnPostgres, store: &Postgr
         Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
     let failures = Arc::new(AtomicU64::new(0));
     // A timeout so that no writer waits long for a server that is down.
-    let writing = store.clone().with_timeout(Duration::from_secs(2));
+    let writing = store.clone().with_timeout(Duration::from_secs(2)).unwrap();
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
             let (store, group, stop) = (writing.clone(), group.clone(), Arc::clone(&stop));
@@ -411,13 +411,14 @@ async fn a_paused_server_times_out(
     // A correctness bound, not a speed: the call must come back, on its own.
     const BOUND: Duration = Duration::from_secs(3);
     let group = fresh_group("pause");
-    let impatient = store.clone().with_timeout(TIMEOUT);
+    let impatient = store.clone().with_timeout(TIMEOUT).unwrap();
     impatient.save(&group, "s", 0, 1).await.unwrap();
     // A fresh store too, whose first call must open a connection to the paused server.
     let fresh = PostgresCheckpointStore::new(
         sqlx::postgres::PgPoolOptions::new().connect_lazy_with(options),
     )
-    .with_timeout(TIMEOUT);
+    .with_timeout(TIMEOUT)
+    .unwrap();
 
     let paused = server.signal_all("STOP");
     assert!(
