@@ -6,10 +6,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use checkpoint_conformance::error_chain;
 use checkpoint_core::{Checkpoint, CheckpointStore};
 use checkpoint_sqlite::SqliteCheckpointStore;
 
-use crate::support::{TempDb, chain};
+use crate::support::TempDb;
 
 const KEYS: u32 = 10;
 const ROUNDS: u64 = 150;
@@ -62,13 +63,13 @@ async fn write_plan(store: &SqliteCheckpointStore, writer: u64, writers: u64) {
             store.save_all("g", &batch).await
         };
         if let Err(error) = result {
-            panic!("writer {writer} failed: {}", chain(&error));
+            panic!("writer {writer} failed: {}", error_chain(&error));
         }
         for checkpoint in &batch {
             let loaded = store
                 .load("g", "s", checkpoint.partition)
                 .await
-                .unwrap_or_else(|error| panic!("writer {writer} load: {}", chain(&error)))
+                .unwrap_or_else(|error| panic!("writer {writer} load: {}", error_chain(&error)))
                 .unwrap_or_else(|| {
                     panic!("writer {writer}: key {} vanished", checkpoint.partition)
                 });

@@ -132,14 +132,9 @@ impl ExclusiveCheckpointStore for TempStore {
     }
 }
 
-/// The whole source chain of an error, for assertion messages.
-pub fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+/// The sqlx error an error of this store carries as its source.
+pub fn sqlx_source(error: &Error) -> &sqlx::Error {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<sqlx::Error>())
+        .unwrap_or_else(|| panic!("no sqlx source in {error:?}"))
 }

@@ -1,20 +1,17 @@
-//! How failures are reported: retryable or not, with their source, and validation before I/O.
+//! Faults and how they are reported: a missing table, a lock held past the busy timeout, a
+//! value this store never writes; each says honestly whether a retry may help, and keeps its
+//! source.
 
 use std::time::Duration;
 
+use checkpoint_conformance::error_chain;
 use checkpoint_core::{
-    Argument, Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
 use checkpoint_sqlite::SqliteCheckpointStore;
 use sqlx::Connection;
 
-use crate::support::{TempDb, chain};
-
-fn sqlx_source(error: &Error) -> &sqlx::Error {
-    std::error::Error::source(error)
-        .and_then(|source| source.downcast_ref::<sqlx::Error>())
-        .unwrap_or_else(|| panic!("no sqlx source in {error:?}"))
-}
+use crate::support::{TempDb, sqlx_source};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_table_is_not_retryable_and_keeps_its_source() {
@@ -35,7 +32,11 @@ async fn a_missing_table_is_not_retryable_and_keeps_its_source() {
         }
         other => panic!("expected a backend error, got {other:?}"),
     }
-    assert!(chain(&error).contains("no such table"), "{}", chain(&error));
+    assert!(
+        error_chain(&error).contains("no such table"),
+        "{}",
+        error_chain(&error)
+    );
     assert!(matches!(sqlx_source(&error), sqlx::Error::Database(_)));
 }
 
@@ -87,65 +88,6 @@ async fn a_lock_held_past_the_busy_timeout_is_retryable() {
     assert_eq!(impatient.load("g", "s", 0).await.expect("load"), Some(2));
 }
 
-/// Invalid input is rejected before any I/O: on a closed pool, invalid calls still report the
-/// invalid argument, while a valid call reaches the pool and fails there.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn invalid_input_is_rejected_before_any_io() {
-    let db = TempDb::new();
-    let store = db.store().await;
-    store.pool().close().await;
-
-    let too_far = i64::MAX as u64 + 1;
-    let invalid = [
-        store.save("", "s", 0, 1).await,
-        store.save("g", "s", 0, too_far).await,
-        store.load("g", "a\0b", 0).await.map(drop),
-        store.list(&"g".repeat(513)).await.map(drop),
-        store
-            .save_all(
-                "g",
-                &[Checkpoint::new("s", 0, 1), Checkpoint::new("", 0, 1)],
-            )
-            .await,
-        store
-            .claim("g", "s", 0, Fingerprint::from_bytes([0; 32]), too_far)
-            .await
-            .map(drop),
-        store.advance("g", "s", 0, 5, 5).await,
-    ];
-    for result in invalid {
-        let error = result.expect_err("invalid");
-        assert!(error.invalid_input().is_some(), "{error:?}");
-    }
-    let error = store.save("g", "s", 0, 1).await.expect_err("pool closed");
-    assert!(
-        matches!(sqlx_source(&error), sqlx::Error::PoolClosed),
-        "{error:?}"
-    );
-    assert!(!error.is_retryable());
-
-    // The same rules on the caller's connection.
-    let db = TempDb::new();
-    let store = db.store().await;
-    let mut conn = store.pool().acquire().await.expect("acquire");
-    let error = store
-        .save_in(&mut conn, "g", "s", 0, too_far)
-        .await
-        .expect_err("invalid");
-    assert_eq!(
-        error.invalid_input().map(|invalid| invalid.argument),
-        Some(Argument::Position)
-    );
-    let error = store
-        .advance_in(&mut conn, "g", "s", 0, 2, 1)
-        .await
-        .expect_err("invalid");
-    assert_eq!(
-        error.invalid_input().map(|invalid| invalid.argument),
-        Some(Argument::To)
-    );
-}
-
 /// A row this store never writes (here a negative position, written by hand) is reported as a
 /// non-retryable backend error, not wrapped into a wrong position.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,6 +107,10 @@ async fn a_value_this_store_never_writes_is_an_error() {
     ] {
         let error = result.expect_err("negative position");
         assert!(!error.is_retryable());
-        assert!(chain(&error).contains("position"), "{}", chain(&error));
+        assert!(
+            error_chain(&error).contains("position"),
+            "{}",
+            error_chain(&error)
+        );
     }
 }
