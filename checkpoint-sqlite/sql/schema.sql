@@ -1,7 +1,3 @@
--- The checkpoint table. `{table}` is the configured, validated and quoted table name.
--- One row per (group, subscription, partition); TEXT compares with the default BINARY
--- collation, so names match byte for byte. INTEGER is a signed 64-bit integer, which holds
--- every valid position (0..=i64::MAX) and every u32 partition exactly.
 CREATE TABLE IF NOT EXISTS {table} (
     group_name        TEXT    NOT NULL,
     subscription      TEXT    NOT NULL,

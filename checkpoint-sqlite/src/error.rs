@@ -1,11 +1,8 @@
 //! How SQLite and sqlx failures become [`checkpoint_core::Error`].
 
-use std::fmt;
-
 use checkpoint_core::{Error, Operation};
 
-/// The backend name carried by every error of this crate: `"sqlite"`.
-pub const BACKEND: &str = "sqlite";
+use crate::BACKEND;
 
 // Primary SQLite result codes (the low byte of an extended code), from sqlite3.h.
 /// Another connection holds a lock the busy timeout did not outwait.
@@ -56,29 +53,4 @@ fn is_retryable(error: &sqlx::Error) -> bool {
 pub(crate) fn backend(operation: Operation, error: sqlx::Error) -> Error {
     let retryable = is_retryable(&error);
     Error::backend(BACKEND, operation, retryable, error)
-}
-
-/// A stored value this crate never writes: a negative position, a partition outside `u32`, a
-/// fingerprint that is not 32 bytes. Something other than this store wrote the row.
-#[derive(Debug)]
-pub(crate) struct UnexpectedValue {
-    pub(crate) column: &'static str,
-    pub(crate) found: String,
-}
-
-impl fmt::Display for UnexpectedValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "column `{}` holds {}, which this store never writes",
-            self.column, self.found
-        )
-    }
-}
-
-impl std::error::Error for UnexpectedValue {}
-
-/// A row that holds a value this store never writes: retrying cannot help.
-pub(crate) fn unexpected(operation: Operation, column: &'static str, found: String) -> Error {
-    Error::backend(BACKEND, operation, false, UnexpectedValue { column, found })
 }

@@ -47,20 +47,11 @@
 //!
 //! # Schema
 //!
-//! [`SqliteCheckpointStore::migrate`] creates this table (named `checkpoints` unless
-//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise) if it does not exist:
+//! [`SqliteCheckpointStore::migrate`] creates this table if it does not exist (`{table}` is
+//! the quoted table name, `"checkpoints"` unless
+//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise):
 //!
-//! ```sql
-//! CREATE TABLE IF NOT EXISTS "checkpoints" (
-//!     group_name        TEXT    NOT NULL,
-//!     subscription      TEXT    NOT NULL,
-//!     partition_id      INTEGER NOT NULL,
-//!     position          INTEGER NOT NULL,
-//!     query_fingerprint BLOB    NULL,
-//!     updated_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-//!     PRIMARY KEY (group_name, subscription, partition_id)
-//! ) WITHOUT ROWID
-//! ```
+#![doc = concat!("```sql\n", include_str!("../sql/schema.sql"), "```")]
 //!
 //! - Names are `TEXT` compared with SQLite's default `BINARY` collation: byte for byte, so any
 //!   two different valid names are different keys (NUL, the one character SQLite text cannot
@@ -108,15 +99,43 @@
 //!
 //! SQLite admits one writer at a time per database file. Every write here is a single
 //! statement in autocommit mode, which takes the write lock for its own duration only; a
-//! second writer waits for it up to the **busy timeout** (5 s by default) instead of failing, so
-//! concurrent saves and batches, from tasks of one process or from several processes, take
-//! turns. Each statement is atomic, so no interleaving can move a checkpoint back. A writer
-//! that waits longer than the busy timeout gets a retryable error
+//! second writer waits for it up to the **busy timeout** ([`DEFAULT_BUSY_TIMEOUT`], 5 s)
+//! instead of failing, so concurrent saves and batches, from tasks of one process or from
+//! several processes, take turns. Each statement is atomic, so no interleaving can move a
+//! checkpoint back. A writer that waits longer than the busy timeout gets a retryable error
 //! ([`Error::is_retryable`](checkpoint_core::Error::is_retryable)).
 //!
 //! Several processes need the file on a local file system: WAL's shared memory does not work
 //! over network file systems. A transaction of the caller that holds the write lock (see the
 //! `*_in` methods) makes every other writer wait until it ends: keep such transactions short.
+//!
+//! # Timeouts
+//!
+//! Every operation, the wait for a pooled connection included, fails with
+//! [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable) once it has taken longer
+//! than the store's timeout: [`DEFAULT_TIMEOUT`](checkpoint_core::DEFAULT_TIMEOUT) (5 s) unless
+//! [`with_timeout`](SqliteCheckpointStore::with_timeout) sets another (a zero duration is
+//! refused) or [`without_timeout`](SqliteCheckpointStore::without_timeout) lifts it. The
+//! `*_in` methods have it too: a timed-out call leaves the caller's transaction in an unknown
+//! state, so roll it back.
+//!
+//! The two timeouts bound different waits. SQLite's busy timeout is a setting of each
+//! connection ([`connect_options`](SqliteCheckpointStore::connect_options)): how long one
+//! statement waits for another connection's write lock before it fails with `SQLITE_BUSY`. The
+//! store's timeout bounds the whole call from outside: waiting for a free connection of the
+//! pool (all of them busy behind the write lock), the statement, and a compare-and-set's
+//! second statement. With both at 5 s, a writer held up by the lock gets one error or the
+//! other, both retryable. Set the busy timeout below the store's timeout to get SQLite's own
+//! error when the lock is what held the call up. When the store's timeout elapses first, the
+//! statement is not interrupted: it goes on waiting for the lock, up to the busy timeout, and
+//! may still take effect, as a call that timed out may on any backend.
+//!
+//! # Tracing
+//!
+//! Every operation is one `tracing` span at DEBUG level named `checkpoint.<operation>`
+//! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, ...), with the fields
+//! `backend = "sqlite"`, `table` and the call's arguments (group, subscription, partition,
+//! positions, batch size).
 //!
 //! # Errors
 //!
@@ -130,10 +149,31 @@
 )]
 
 mod error;
-mod sql;
+mod layout;
+mod requests;
 mod store;
+mod transaction;
 
-pub use error::BACKEND;
-pub use store::{
-    DEFAULT_BUSY_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_TABLE, SqliteCheckpointStore,
-};
+use std::time::Duration;
+
+pub use store::SqliteCheckpointStore;
+
+/// The backend name carried by every error of this crate: `"sqlite"`.
+pub const BACKEND: &str = "sqlite";
+
+/// The table used unless [`SqliteCheckpointStore::with_table`] names another.
+pub const DEFAULT_TABLE: &str = "checkpoints";
+
+/// How long a connection waits for another connection's write lock before failing with
+/// `SQLITE_BUSY` (a retryable error), in [`SqliteCheckpointStore::connect_options`]. See
+/// [Timeouts](crate#timeouts) for how it relates to the store's timeout.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The size of the pool [`SqliteCheckpointStore::open`] creates. Writers take turns on one
+/// lock whatever the size; more connections only let more reads run beside a write.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+/// The README's example, compiled as a doc test so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

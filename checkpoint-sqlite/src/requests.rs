@@ -1,106 +1,219 @@
-//! The SQL of the store, built once per configured table name.
+//! Every request the store sends, loaded once per store for its table, and how each is sent
+//! and its reply read.
 //!
 //! The statements live in `sql/*.sql` beside the crate with a `{table}` placeholder. The table
 //! name is the only text ever spliced into them, and only after [`TableName::parse`] has
 //! checked that it is a plain identifier; every value goes in as a bind parameter.
+//!
+//! Each function below runs on a connection, the pool's or the caller's, and reads the reply.
+//! The store validates the input before and applies its timeout around it.
 
 use std::sync::Arc;
 
-use checkpoint_core::{Argument, Error, InvalidInput, InvalidReason};
+use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::AssertSqlSafe;
+use sqlx::sqlite::SqliteConnection;
 
-const SCHEMA: &str = include_str!("../sql/schema.sql");
-const LIST: &str = include_str!("../sql/list.sql");
-const LOAD: &str = include_str!("../sql/load.sql");
-const SAVE: &str = include_str!("../sql/save.sql");
-const SAVE_ALL: &str = include_str!("../sql/save_all.sql");
-const CLAIM: &str = include_str!("../sql/claim.sql");
-const ADVANCE: &str = include_str!("../sql/advance.sql");
+use crate::error::backend;
+use crate::layout::{
+    TableName, fingerprint_from_db, partition_from_db, position_from_db, position_to_db,
+};
 
-/// The table used unless [`SqliteCheckpointStore::with_table`](crate::SqliteCheckpointStore::with_table)
-/// names another.
-pub const DEFAULT_TABLE: &str = "checkpoints";
-
-/// The longest table name accepted, in bytes.
-const MAX_TABLE_NAME_BYTES: usize = 128;
-
-/// What a table name must look like, as reported in [`InvalidReason::Malformed`].
-const TABLE_NAME_FORM: &str = "an identifier matching [A-Za-z_][A-Za-z0-9_]* of at most 128 bytes, \
-     not starting with `sqlite_` (reserved by SQLite)";
-
-/// A table name that is safe to splice into SQL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TableName(String);
-
-impl TableName {
-    /// Accepts `[A-Za-z_][A-Za-z0-9_]*`, at most 128 bytes, not `sqlite_*` (SQLite refuses to
-    /// create such tables). Nothing else can appear between the quotes, so no name can close
-    /// the quoted identifier and inject SQL.
-    pub(crate) fn parse(name: &str) -> Result<Self, Error> {
-        let mut bytes = name.bytes();
-        let well_formed = match bytes.next() {
-            Some(first) => {
-                (first.is_ascii_alphabetic() || first == b'_')
-                    && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            }
-            None => false,
-        };
-        let reserved = name
-            .get(..7)
-            .is_some_and(|prefix| prefix.eq_ignore_ascii_case("sqlite_"));
-        if !well_formed || reserved || name.len() > MAX_TABLE_NAME_BYTES {
-            return Err(InvalidInput::new(
-                Argument::Setting("table"),
-                InvalidReason::Malformed {
-                    expected: TABLE_NAME_FORM,
-                },
-            )
-            .into());
-        }
-        Ok(Self(name.to_owned()))
-    }
-
-    /// [`DEFAULT_TABLE`], which `parse` accepts (tested below).
-    pub(crate) fn default_table() -> Self {
-        Self(DEFAULT_TABLE.to_owned())
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The name as a quoted SQL identifier. Quoting keeps names that are also keywords
-    /// (`order`, `group`) usable; validation guarantees there is no `"` to escape.
-    fn quoted(&self) -> String {
-        format!("\"{}\"", self.0)
-    }
-}
+/// An advance retries its compare-and-set at most this many times, and only when the
+/// checkpoint reached `from` between its update and its read (see [`Requests::advance`]).
+const ADVANCE_ATTEMPTS: usize = 3;
 
 /// Every statement of the store, for one table.
 #[derive(Debug)]
-pub(crate) struct Statements {
-    pub(crate) schema: Arc<str>,
-    pub(crate) list: Arc<str>,
-    pub(crate) load: Arc<str>,
-    pub(crate) save: Arc<str>,
-    pub(crate) save_all: Arc<str>,
-    pub(crate) claim: Arc<str>,
-    pub(crate) advance: Arc<str>,
+pub(crate) struct Requests {
+    /// `sql/schema.sql`, which [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
+    pub(crate) create_table: Arc<str>,
+    list: Arc<str>,
+    load: Arc<str>,
+    save: Arc<str>,
+    save_all: Arc<str>,
+    claim: Arc<str>,
+    advance: Arc<str>,
 }
 
-impl Statements {
+impl Requests {
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let build = |template: &str| -> Arc<str> { template.replace("{table}", &quoted).into() };
         Self {
-            schema: build(SCHEMA),
-            list: build(LIST),
-            load: build(LOAD),
-            save: build(SAVE),
-            save_all: build(SAVE_ALL),
-            claim: build(CLAIM),
-            advance: build(ADVANCE),
+            create_table: build(include_str!("../sql/schema.sql")),
+            list: build(include_str!("../sql/list.sql")),
+            load: build(include_str!("../sql/load.sql")),
+            save: build(include_str!("../sql/save.sql")),
+            save_all: build(include_str!("../sql/save_all.sql")),
+            claim: build(include_str!("../sql/claim.sql")),
+            advance: build(include_str!("../sql/advance.sql")),
         }
+    }
+
+    pub(crate) async fn list(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+    ) -> Result<Vec<Checkpoint>, Error> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
+            .bind(group)
+            .fetch_all(connection)
+            .await
+            .map_err(|error| backend(Operation::List, error))?;
+        rows.into_iter()
+            .map(|(subscription, partition, position)| {
+                let partition = partition_from_db(Operation::List, partition)?;
+                let position = position_from_db(Operation::List, position)?;
+                Ok(Checkpoint::new(subscription, partition, position))
+            })
+            .collect()
+    }
+
+    /// `operation` is [`Operation::Load`], or [`Operation::Advance`] for the read that follows
+    /// a failed compare-and-set.
+    pub(crate) async fn load(
+        &self,
+        connection: &mut SqliteConnection,
+        operation: Operation,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .fetch_optional(connection)
+            .await
+            .map_err(|error| backend(operation, error))?;
+        stored
+            .map(|position| position_from_db(operation, position))
+            .transpose()
+    }
+
+    pub(crate) async fn save(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        sqlx::query(sql(&self.save))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(position))
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::Save, error))?;
+        Ok(())
+    }
+
+    /// A non-empty batch as one statement over one JSON parameter.
+    pub(crate) async fn save_all(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
+        // Repeated keys are collapsed to their highest position first, which is what saving
+        // them one by one would leave. SQLite's upsert would also accept a row twice in one
+        // statement (PostgreSQL's refuses), but collapsing writes each row once and keeps the
+        // parameter small.
+        let batch = batch_json(&highest_per_key(checkpoints));
+        sqlx::query(sql(&self.save_all))
+            .bind(group)
+            .bind(batch)
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::SaveAll, error))?;
+        Ok(())
+    }
+
+    pub(crate) async fn claim(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        fingerprint: Fingerprint,
+        initial_position: u64,
+    ) -> Result<u64, Error> {
+        let (position, stored): (i64, Option<Vec<u8>>) = sqlx::query_as(sql(&self.claim))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(initial_position))
+            .bind(fingerprint.as_bytes().as_slice())
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Claim, error))?;
+        let position = position_from_db(Operation::Claim, position)?;
+        let stored = fingerprint_from_db(Operation::Claim, stored)?;
+        if stored != fingerprint {
+            return Err(Error::QueryChanged {
+                stored,
+                requested: fingerprint,
+            });
+        }
+        Ok(position)
+    }
+
+    /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
+    /// statement, on the same connection, read where the checkpoint is, for [`Error::Moved`].
+    pub(crate) async fn advance(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<(), Error> {
+        let mut current = None;
+        for _ in 0..ADVANCE_ATTEMPTS {
+            let changed = sqlx::query(sql(&self.advance))
+                .bind(group)
+                .bind(subscription)
+                .bind(i64::from(partition))
+                .bind(position_to_db(from))
+                .bind(position_to_db(to))
+                .execute(&mut *connection)
+                .await
+                .map_err(|error| backend(Operation::Advance, error))?
+                .rows_affected();
+            if changed > 0 {
+                return Ok(());
+            }
+            // SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot
+            // also say where the checkpoint is: a second statement reads it. On an embedded
+            // database that costs no network round trip.
+            current = self
+                .load(
+                    &mut *connection,
+                    Operation::Advance,
+                    group,
+                    subscription,
+                    partition,
+                )
+                .await?;
+            if current != Some(from) {
+                return Err(Error::Moved {
+                    expected: from,
+                    current,
+                });
+            }
+            // Another writer moved the checkpoint up to `from` between the two statements
+            // (positions only move forward, so this happens at most once): the
+            // compare-and-set may succeed now.
+        }
+        Err(Error::Moved {
+            expected: from,
+            current,
+        })
     }
 }
 
@@ -108,8 +221,46 @@ impl Statements {
 ///
 /// Sound because the only dynamic part of every statement is a [`TableName`], checked by
 /// [`TableName::parse`]; the `Arc` is shared, not copied, on each call.
-pub(crate) fn safe(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
+pub(crate) fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(statement))
+}
+
+/// The batch as one JSON array of `[subscription, partition, position]` triples, the single
+/// parameter the `save_all` statement expands with `json_each`.
+fn batch_json(checkpoints: &[Checkpoint]) -> String {
+    let mut json = String::with_capacity(2 + checkpoints.len() * 48);
+    json.push('[');
+    for (index, checkpoint) in checkpoints.iter().enumerate() {
+        if index > 0 {
+            json.push(',');
+        }
+        json.push('[');
+        push_json_string(&mut json, &checkpoint.subscription);
+        json.push(',');
+        json.push_str(&checkpoint.partition.to_string());
+        json.push(',');
+        json.push_str(&checkpoint.position.to_string());
+        json.push(']');
+    }
+    json.push(']');
+    json
+}
+
+/// Appends `text` as a JSON string: quotes, backslashes and control characters escaped,
+/// everything else (any Unicode) as it is, which JSON allows and SQLite decodes back exactly.
+fn push_json_string(json: &mut String, text: &str) {
+    json.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => json.push_str("\\\""),
+            '\\' => json.push_str("\\\\"),
+            control if u32::from(control) < 0x20 => {
+                json.push_str(&format!("\\u{:04x}", u32::from(control)));
+            }
+            other => json.push(other),
+        }
+    }
+    json.push('"');
 }
 
 #[cfg(test)]
@@ -117,57 +268,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn accepts_plain_identifiers() {
-        for name in [DEFAULT_TABLE, "_x", "Order", "a1_B2", &"t".repeat(128)] {
-            assert_eq!(
-                TableName::parse(name).map(|t| t.0).ok().as_deref(),
-                Some(name)
-            );
-        }
-    }
-
-    #[test]
-    fn rejects_everything_else() {
-        for name in [
-            "",
-            "1abc",
-            "a b",
-            "a\"b",
-            "x\"; DROP TABLE y; --",
-            "a.b",
-            "a-b",
-            "é",
-            "sqlite_master",
-            "SQLITE_x",
-            &"t".repeat(129),
-        ] {
-            match TableName::parse(name) {
-                Err(Error::InvalidInput(invalid)) => {
-                    assert_eq!(invalid.argument, Argument::Setting("table"), "{name:?}");
-                    assert!(
-                        matches!(invalid.reason, InvalidReason::Malformed { .. }),
-                        "{name:?}"
-                    );
-                }
-                other => panic!("{name:?} was not rejected: {other:?}"),
-            }
-        }
-    }
-
-    #[test]
     fn splices_the_quoted_name_everywhere() {
-        let statements = Statements::for_table(&TableName("my_table".to_owned()));
+        let requests = Requests::for_table(&TableName::parse("my_table").unwrap());
         for statement in [
-            &statements.schema,
-            &statements.list,
-            &statements.load,
-            &statements.save,
-            &statements.save_all,
-            &statements.claim,
-            &statements.advance,
+            &requests.create_table,
+            &requests.list,
+            &requests.load,
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.advance,
         ] {
             assert!(statement.contains("\"my_table\""), "{statement}");
             assert!(!statement.contains("{table}"), "{statement}");
         }
+    }
+
+    #[test]
+    fn batch_json_escapes_what_json_requires() {
+        let batch = [
+            Checkpoint::new("plain", 0, 1),
+            Checkpoint::new(
+                "quote\" back\\slash\n\u{1}tab\t😀",
+                u32::MAX,
+                i64::MAX as u64,
+            ),
+        ];
+        assert_eq!(
+            batch_json(&batch),
+            "[[\"plain\",0,1],[\"quote\\\" back\\\\slash\\u000a\\u0001tab\\u0009😀\",4294967295,9223372036854775807]]"
+        );
+        assert_eq!(batch_json(&[]), "[]");
+    }
+
+    #[test]
+    fn the_readme_shows_the_table_migrate_creates() {
+        let requests = Requests::for_table(&TableName::default_table());
+        let ddl: Vec<&str> = requests
+            .create_table
+            .lines()
+            .filter(|line| !line.starts_with("--"))
+            .collect();
+        let readme = include_str!("../README.md");
+        assert!(
+            readme.contains(&format!("```sql\n{}\n```", ddl.join("\n"))),
+            "README.md's schema differs from sql/schema.sql"
+        );
     }
 }

@@ -1,53 +1,48 @@
-//! [`SqliteCheckpointStore`]: constructors, the monotonic and exclusive operations, and their
-//! variants on the caller's own connection or transaction.
+//! [`SqliteCheckpointStore`]: constructors, settings, and the operations on the pool.
 
+use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use checkpoint_core::settings::validate_timeout;
 use checkpoint_core::validation::{
     validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
 };
 use checkpoint_core::{
-    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+    Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
+    Operation,
 };
-use sqlx::Executor;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
-    Sqlite, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool,
-    SqlitePoolOptions, SqliteSynchronous,
+    Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 
-use crate::error::{backend, is_busy, unexpected};
-use crate::sql::{Statements, TableName, safe};
+use crate::error::{backend, is_busy};
+use crate::layout::TableName;
+use crate::requests::Requests;
+use crate::{BACKEND, DEFAULT_BUSY_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 
-pub use crate::sql::DEFAULT_TABLE;
-
-/// How long a connection waits for another connection's write lock before failing with
-/// `SQLITE_BUSY` (a retryable error), in [`SqliteCheckpointStore::connect_options`].
-pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The size of the pool [`SqliteCheckpointStore::open`] creates. Writers take turns on one
-/// lock whatever the size; more connections only let more reads run beside a write.
-pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
-
-/// An advance retries its compare-and-set at most this many times, and only when the
-/// checkpoint reached `from` between its update and its read (see [`SqliteCheckpointStore::advance`]).
-const ADVANCE_ATTEMPTS: usize = 3;
+#[cfg(doc)]
+use crate::DEFAULT_TABLE;
 
 /// A durable checkpoint store in one SQLite database file.
 ///
 /// Cheap to clone: clones share the pool. See the [crate documentation](crate) for the schema,
-/// the durability settings and use from several processes.
+/// the durability settings, timeouts and use from several processes.
 #[derive(Debug, Clone)]
 pub struct SqliteCheckpointStore {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
     table: TableName,
-    sql: Arc<Statements>,
+    pub(crate) requests: Arc<Requests>,
+    timeout: Option<Duration>,
 }
 
 impl SqliteCheckpointStore {
-    /// A store over a pool the caller already has, on the table [`DEFAULT_TABLE`].
+    /// A store over a pool the caller already has, on the table [`DEFAULT_TABLE`], with the
+    /// timeout [`DEFAULT_TIMEOUT`].
     ///
     /// The pool's own settings apply. For durability and for use by several processes,
     /// configure it as [`connect_options`](Self::connect_options) does: WAL,
@@ -57,8 +52,13 @@ impl SqliteCheckpointStore {
     /// once before use.
     pub fn new(pool: SqlitePool) -> Self {
         let table = TableName::default_table();
-        let sql = Arc::new(Statements::for_table(&table));
-        Self { pool, table, sql }
+        let requests = Arc::new(Requests::for_table(&table));
+        Self {
+            pool,
+            table,
+            requests,
+            timeout: Some(DEFAULT_TIMEOUT),
+        }
     }
 
     /// The recommended connection settings for the database file at `path`: create it if
@@ -93,7 +93,13 @@ impl SqliteCheckpointStore {
     /// not wait for, so when several processes create the same file at once, one of them may
     /// see `SQLITE_BUSY` while connecting; that is retried here for up to
     /// [`DEFAULT_BUSY_TIMEOUT`].
-    #[tracing::instrument(name = "checkpoint_sqlite.open", skip_all, err(Debug))]
+    #[tracing::instrument(
+        name = "checkpoint.connect",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND),
+        err(Debug)
+    )]
     pub async fn open_with(options: SqliteConnectOptions) -> Result<Self, Error> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(5);
@@ -117,18 +123,43 @@ impl SqliteCheckpointStore {
     /// The same store on the table `name` instead of [`DEFAULT_TABLE`].
     ///
     /// `name` must match `[A-Za-z_][A-Za-z0-9_]*`, have at most 128 bytes and not start with
-    /// `sqlite_`; anything else fails with [`Error::InvalidInput`] for
+    /// `sqlite_`. It is used quoted, so SQL keywords are fine.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] for
     /// [`Argument::Setting("table")`](checkpoint_core::Argument::Setting) with
-    /// [`InvalidReason::Malformed`](checkpoint_core::InvalidReason::Malformed). It is used
-    /// quoted, so SQL keywords are fine.
-    pub fn with_table(self, name: &str) -> Result<Self, Error> {
+    /// [`InvalidReason::Malformed`](checkpoint_core::InvalidReason::Malformed) for anything
+    /// else.
+    pub fn with_table(mut self, name: &str) -> Result<Self, Error> {
         let table = TableName::parse(name)?;
-        let sql = Arc::new(Statements::for_table(&table));
-        Ok(Self {
-            pool: self.pool,
-            table,
-            sql,
-        })
+        self.requests = Arc::new(Requests::for_table(&table));
+        self.table = table;
+        Ok(self)
+    }
+
+    /// Fails any operation that takes longer than `timeout` (waiting for a pooled connection
+    /// included) with [`Error::Timeout`], instead of after [`DEFAULT_TIMEOUT`].
+    ///
+    /// The statement is not interrupted: it may still complete, and every operation is safe
+    /// to retry. On a caller's connection (the `*_in` methods) a timed-out call leaves the
+    /// transaction in an unknown state: roll it back. See the crate doc for how this relates
+    /// to SQLite's busy timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] with [`Argument::Setting("timeout")`](checkpoint_core::Argument)
+    /// for a zero duration.
+    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, Error> {
+        self.timeout = Some(validate_timeout(timeout)?);
+        Ok(self)
+    }
+
+    /// Lets every operation wait as long as the pool and SQLite's busy timeout make it: for a
+    /// caller that bounds each call itself.
+    pub fn without_timeout(mut self) -> Self {
+        self.timeout = None;
+        self
     }
 
     /// The name of the table this store uses.
@@ -142,306 +173,70 @@ impl SqliteCheckpointStore {
         &self.pool
     }
 
-    /// Creates the table if it does not exist (see the [crate documentation](crate) for its
-    /// definition). Idempotent, and safe when several processes start at once: the statement
-    /// takes the write lock, and whoever comes second finds the table there.
-    ///
-    /// It does not alter an existing table of the same name.
-    #[tracing::instrument(name = "checkpoint_sqlite.migrate", skip_all, fields(table = self.table()), err(Debug))]
-    pub async fn migrate(&self) -> Result<(), Error> {
-        sqlx::query(safe(&self.sql.schema))
-            .execute(&self.pool)
-            .await
-            .map_err(|error| backend(Operation::Migrate, error))?;
-        Ok(())
-    }
-
-    /// [`save`](CheckpointStore::save) on the caller's connection or transaction (pass
-    /// `&mut *tx`), so that a read model and its checkpoint commit together or not at all.
-    ///
-    /// Inside a transaction begun with a plain `BEGIN` that has already read, SQLite may fail
-    /// the write at once with `SQLITE_BUSY` (retryable) if another connection wrote since that
-    /// read; begin with `BEGIN IMMEDIATE` to take the write lock up front instead.
-    #[tracing::instrument(
-        name = "checkpoint_sqlite.save_in",
-        skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition, position = position),
-    )]
-    pub async fn save_in(
+    /// Runs `operation` under the configured timeout, if any.
+    pub(crate) async fn timed<T>(
         &self,
-        conn: &mut SqliteConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
-        self.run_save(&mut *conn, group, subscription, partition, position)
-            .await
-    }
-
-    /// [`save_all`](CheckpointStore::save_all) on the caller's connection or transaction: one
-    /// statement, whatever the size of the batch.
-    #[tracing::instrument(
-        name = "checkpoint_sqlite.save_all_in",
-        skip_all,
-        fields(table = self.table(), group = group, batch_size = checkpoints.len()),
-    )]
-    pub async fn save_all_in(
-        &self,
-        conn: &mut SqliteConnection,
-        group: &str,
-        checkpoints: &[Checkpoint],
-    ) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
-        self.run_save_all(&mut *conn, group, checkpoints).await
-    }
-
-    /// [`claim`](ExclusiveCheckpointStore::claim) on the caller's connection or transaction.
-    #[tracing::instrument(
-        name = "checkpoint_sqlite.claim_in",
-        skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition),
-    )]
-    pub async fn claim_in(
-        &self,
-        conn: &mut SqliteConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
-        self.run_claim(
-            &mut *conn,
-            group,
-            subscription,
-            partition,
-            fingerprint,
-            initial_position,
-        )
-        .await
-    }
-
-    /// [`advance`](ExclusiveCheckpointStore::advance) on the caller's connection or
-    /// transaction: the projection's read model and its position commit together or not at
-    /// all, and of two processes projecting under one name, the second to reach this call
-    /// gets [`Error::Moved`] and should roll back.
-    ///
-    /// Inside a transaction, the compare-and-set takes SQLite's write lock and holds it until
-    /// the transaction ends, so other writers of the same database wait for the commit (up to
-    /// their busy timeout). Keep such transactions short.
-    #[tracing::instrument(
-        name = "checkpoint_sqlite.advance_in",
-        skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition, from = from, to = to),
-    )]
-    pub async fn advance_in(
-        &self,
-        conn: &mut SqliteConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
-        self.run_advance(conn, group, subscription, partition, from, to)
-            .await
-    }
-
-    async fn run_load<'c, E>(
-        &self,
-        executor: E,
         operation: Operation,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error>
-    where
-        E: Executor<'c, Database = Sqlite>,
-    {
-        let stored: Option<i64> = sqlx::query_scalar(safe(&self.sql.load))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .fetch_optional(executor)
-            .await
-            .map_err(|error| backend(operation, error))?;
-        stored
-            .map(|position| stored_position(operation, position))
-            .transpose()
-    }
-
-    async fn run_save<'c, E>(
-        &self,
-        executor: E,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error>
-    where
-        E: Executor<'c, Database = Sqlite>,
-    {
-        sqlx::query(safe(&self.sql.save))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(sql_position(position))
-            .execute(executor)
-            .await
-            .map_err(|error| backend(Operation::Save, error))?;
-        Ok(())
-    }
-
-    async fn run_save_all<'c, E>(
-        &self,
-        executor: E,
-        group: &str,
-        checkpoints: &[Checkpoint],
-    ) -> Result<(), Error>
-    where
-        E: Executor<'c, Database = Sqlite>,
-    {
-        if checkpoints.is_empty() {
-            return Ok(());
+        future: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        match self.timeout {
+            None => future.await,
+            Some(after) => {
+                tokio::time::timeout(after, future)
+                    .await
+                    .unwrap_or(Err(Error::Timeout {
+                        backend: BACKEND,
+                        operation,
+                        after,
+                    }))
+            }
         }
-        // Repeated keys are collapsed to their highest position first, which is what saving
-        // them one by one would leave. SQLite's upsert would also accept a row twice in one
-        // statement (PostgreSQL's refuses), but collapsing writes each row once and keeps the
-        // parameter small.
-        let batch = batch_json(&checkpoint_core::batch::highest_per_key(checkpoints));
-        sqlx::query(safe(&self.sql.save_all))
-            .bind(group)
-            .bind(batch)
-            .execute(executor)
-            .await
-            .map_err(|error| backend(Operation::SaveAll, error))?;
-        Ok(())
     }
 
-    async fn run_claim<'c, E>(
+    /// Runs `request` on a connection from the pool, under the timeout (the wait for the
+    /// connection included). The request owns the connection and returns it to the pool when
+    /// it ends.
+    async fn pooled<T, R>(
         &self,
-        executor: E,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error>
+        operation: Operation,
+        request: impl FnOnce(PoolConnection<Sqlite>) -> R,
+    ) -> Result<T, Error>
     where
-        E: Executor<'c, Database = Sqlite>,
+        R: Future<Output = Result<T, Error>>,
     {
-        let (position, stored): (i64, Option<Vec<u8>>) = sqlx::query_as(safe(&self.sql.claim))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(sql_position(initial_position))
-            .bind(fingerprint.as_bytes().as_slice())
-            .fetch_one(executor)
-            .await
-            .map_err(|error| backend(Operation::Claim, error))?;
-        let position = stored_position(Operation::Claim, position)?;
-        // COALESCE with the claim's fingerprint never yields NULL, and this store only writes
-        // 32-byte fingerprints: anything else was written by someone else.
-        let stored = stored
-            .ok_or_else(|| unexpected(Operation::Claim, "query_fingerprint", "NULL".to_owned()))?;
-        let stored = Fingerprint::from_slice(&stored).ok_or_else(|| {
-            unexpected(
-                Operation::Claim,
-                "query_fingerprint",
-                format!("a blob of {} bytes", stored.len()),
-            )
-        })?;
-        if stored != fingerprint {
-            return Err(Error::QueryChanged {
-                stored,
-                requested: fingerprint,
-            });
-        }
-        Ok(position)
-    }
-
-    async fn run_advance(
-        &self,
-        conn: &mut SqliteConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        let mut current = None;
-        for _ in 0..ADVANCE_ATTEMPTS {
-            let changed = sqlx::query(safe(&self.sql.advance))
-                .bind(group)
-                .bind(subscription)
-                .bind(i64::from(partition))
-                .bind(sql_position(from))
-                .bind(sql_position(to))
-                .execute(&mut *conn)
+        self.timed(operation, async {
+            let connection = self
+                .pool
+                .acquire()
                 .await
-                .map_err(|error| backend(Operation::Advance, error))?
-                .rows_affected();
-            if changed > 0 {
-                return Ok(());
-            }
-            // SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot
-            // also say where the checkpoint is: a second statement reads it. On an embedded
-            // database that costs no network round trip.
-            current = self
-                .run_load(
-                    &mut *conn,
-                    Operation::Advance,
-                    group,
-                    subscription,
-                    partition,
-                )
-                .await?;
-            if current != Some(from) {
-                return Err(Error::Moved {
-                    expected: from,
-                    current,
-                });
-            }
-            // Another writer moved the checkpoint up to `from` between the two statements
-            // (positions only move forward, so this happens at most once): the
-            // compare-and-set may succeed now.
-        }
-        Err(Error::Moved {
-            expected: from,
-            current,
+                .map_err(|error| backend(operation, error))?;
+            request(connection).await
         })
+        .await
     }
 }
 
 #[async_trait]
 impl CheckpointStore for SqliteCheckpointStore {
-    #[tracing::instrument(name = "checkpoint_sqlite.list", skip_all, fields(table = self.table(), group = group))]
+    #[tracing::instrument(
+        name = "checkpoint.list",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = self.table(), group = group)
+    )]
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(safe(&self.sql.list))
-            .bind(group)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|error| backend(Operation::List, error))?;
-        rows.into_iter()
-            .map(|(subscription, partition, position)| {
-                let partition = u32::try_from(partition).map_err(|_| {
-                    unexpected(Operation::List, "partition_id", partition.to_string())
-                })?;
-                let position = stored_position(Operation::List, position)?;
-                Ok(Checkpoint::new(subscription, partition, position))
-            })
-            .collect()
+        self.pooled(Operation::List, |mut connection| async move {
+            self.requests.list(&mut connection, group).await
+        })
+        .await
     }
 
     #[tracing::instrument(
-        name = "checkpoint_sqlite.load",
+        name = "checkpoint.load",
+        level = "debug",
         skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
     )]
     async fn load(
         &self,
@@ -450,14 +245,25 @@ impl CheckpointStore for SqliteCheckpointStore {
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         validate_key(group, subscription)?;
-        self.run_load(&self.pool, Operation::Load, group, subscription, partition)
-            .await
+        self.pooled(Operation::Load, |mut connection| async move {
+            self.requests
+                .load(
+                    &mut connection,
+                    Operation::Load,
+                    group,
+                    subscription,
+                    partition,
+                )
+                .await
+        })
+        .await
     }
 
     #[tracing::instrument(
-        name = "checkpoint_sqlite.save",
+        name = "checkpoint.save",
+        level = "debug",
         skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition, position = position),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, position = position),
     )]
     async fn save(
         &self,
@@ -467,27 +273,41 @@ impl CheckpointStore for SqliteCheckpointStore {
         position: u64,
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
-        self.run_save(&self.pool, group, subscription, partition, position)
-            .await
+        self.pooled(Operation::Save, |mut connection| async move {
+            self.requests
+                .save(&mut connection, group, subscription, partition, position)
+                .await
+        })
+        .await
     }
 
     #[tracing::instrument(
-        name = "checkpoint_sqlite.save_all",
+        name = "checkpoint.save_all",
+        level = "debug",
         skip_all,
-        fields(table = self.table(), group = group, batch_size = checkpoints.len()),
+        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len()),
     )]
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
         validate_batch(group, checkpoints)?;
-        self.run_save_all(&self.pool, group, checkpoints).await
+        if checkpoints.is_empty() {
+            return Ok(());
+        }
+        self.pooled(Operation::SaveAll, |mut connection| async move {
+            self.requests
+                .save_all(&mut connection, group, checkpoints)
+                .await
+        })
+        .await
     }
 }
 
 #[async_trait]
 impl ExclusiveCheckpointStore for SqliteCheckpointStore {
     #[tracing::instrument(
-        name = "checkpoint_sqlite.claim",
+        name = "checkpoint.claim",
+        level = "debug",
         skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
     )]
     async fn claim(
         &self,
@@ -498,14 +318,18 @@ impl ExclusiveCheckpointStore for SqliteCheckpointStore {
         initial_position: u64,
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
-        self.run_claim(
-            &self.pool,
-            group,
-            subscription,
-            partition,
-            fingerprint,
-            initial_position,
-        )
+        self.pooled(Operation::Claim, |mut connection| async move {
+            self.requests
+                .claim(
+                    &mut connection,
+                    group,
+                    subscription,
+                    partition,
+                    fingerprint,
+                    initial_position,
+                )
+                .await
+        })
         .await
     }
 
@@ -513,9 +337,10 @@ impl ExclusiveCheckpointStore for SqliteCheckpointStore {
     /// statement read where the checkpoint is, for [`Error::Moved`]; both run on one pooled
     /// connection.
     #[tracing::instrument(
-        name = "checkpoint_sqlite.advance",
+        name = "checkpoint.advance",
+        level = "debug",
         skip_all,
-        fields(table = self.table(), group = group, subscription = subscription, partition = partition, from = from, to = to),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, from = from, to = to),
     )]
     async fn advance(
         &self,
@@ -526,85 +351,11 @@ impl ExclusiveCheckpointStore for SqliteCheckpointStore {
         to: u64,
     ) -> Result<(), Error> {
         validate_advance(group, subscription, from, to)?;
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(|error| backend(Operation::Advance, error))?;
-        self.run_advance(&mut conn, group, subscription, partition, from, to)
-            .await
-    }
-}
-
-/// A validated position as SQLite's signed 64-bit INTEGER.
-///
-/// Every caller has validated it (`0..=i64::MAX`), so the conversion is exact; saturating
-/// keeps this total without a panic path.
-fn sql_position(position: u64) -> i64 {
-    i64::try_from(position).unwrap_or(i64::MAX)
-}
-
-/// A stored position back as `u64`; negative values are never written by this store.
-fn stored_position(operation: Operation, position: i64) -> Result<u64, Error> {
-    u64::try_from(position).map_err(|_| unexpected(operation, "position", position.to_string()))
-}
-
-/// The batch as one JSON array of `[subscription, partition, position]` triples, the single
-/// parameter the `save_all` statement expands with `json_each`.
-fn batch_json(checkpoints: &[Checkpoint]) -> String {
-    let mut json = String::with_capacity(2 + checkpoints.len() * 48);
-    json.push('[');
-    for (index, checkpoint) in checkpoints.iter().enumerate() {
-        if index > 0 {
-            json.push(',');
-        }
-        json.push('[');
-        push_json_string(&mut json, &checkpoint.subscription);
-        json.push(',');
-        json.push_str(&checkpoint.partition.to_string());
-        json.push(',');
-        json.push_str(&checkpoint.position.to_string());
-        json.push(']');
-    }
-    json.push(']');
-    json
-}
-
-/// Appends `text` as a JSON string: quotes, backslashes and control characters escaped,
-/// everything else (any Unicode) as it is, which JSON allows and SQLite decodes back exactly.
-fn push_json_string(json: &mut String, text: &str) {
-    json.push('"');
-    for character in text.chars() {
-        match character {
-            '"' => json.push_str("\\\""),
-            '\\' => json.push_str("\\\\"),
-            control if u32::from(control) < 0x20 => {
-                json.push_str(&format!("\\u{:04x}", u32::from(control)));
-            }
-            other => json.push(other),
-        }
-    }
-    json.push('"');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batch_json_escapes_what_json_requires() {
-        let batch = [
-            Checkpoint::new("plain", 0, 1),
-            Checkpoint::new(
-                "quote\" back\\slash\n\u{1}tab\t😀",
-                u32::MAX,
-                i64::MAX as u64,
-            ),
-        ];
-        assert_eq!(
-            batch_json(&batch),
-            "[[\"plain\",0,1],[\"quote\\\" back\\\\slash\\u000a\\u0001tab\\u0009😀\",4294967295,9223372036854775807]]"
-        );
-        assert_eq!(batch_json(&[]), "[]");
+        self.pooled(Operation::Advance, |mut connection| async move {
+            self.requests
+                .advance(&mut connection, group, subscription, partition, from, to)
+                .await
+        })
+        .await
     }
 }

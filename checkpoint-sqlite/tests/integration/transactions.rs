@@ -226,3 +226,53 @@ async fn racing_transactions_commit_exactly_one_winner_per_step() {
         assert_eq!(id / 100, step as i64, "one row per step: {rows:?}");
     }
 }
+
+/// `load_in` and `list_in` read through the caller's transaction: they see its uncommitted
+/// checkpoints, which the pool does not, and refuse bad input like `load` and `list`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_in_and_list_in_see_the_transactions_own_writes() {
+    let db = TempDb::new();
+    let store = db.store().await;
+    store.save("g", "s", 0, 1).await.expect("save");
+
+    let mut tx = store.pool().begin().await.expect("begin");
+    store
+        .save_all_in(
+            &mut tx,
+            "g",
+            &[Checkpoint::new("s", 0, 5), Checkpoint::new("t", 1, 2)],
+        )
+        .await
+        .expect("save_all_in");
+    assert_eq!(
+        store.load_in(&mut tx, "g", "s", 0).await.expect("load_in"),
+        Some(5)
+    );
+    assert_eq!(
+        store
+            .load_in(&mut tx, "g", "absent", 0)
+            .await
+            .expect("load_in"),
+        None
+    );
+    let mut listed = store.list_in(&mut tx, "g").await.expect("list_in");
+    listed.sort_by(|a, b| a.subscription.cmp(&b.subscription));
+    assert_eq!(
+        listed,
+        vec![Checkpoint::new("s", 0, 5), Checkpoint::new("t", 1, 2)]
+    );
+    for error in [
+        store.load_in(&mut tx, "", "s", 0).await.map(drop),
+        store.list_in(&mut tx, "g\0").await.map(drop),
+    ] {
+        let error = error.expect_err("invalid");
+        assert!(error.invalid_input().is_some(), "{error:?}");
+    }
+    tx.rollback().await.expect("rollback");
+
+    assert_eq!(store.load("g", "s", 0).await.expect("load"), Some(1));
+    assert_eq!(
+        store.list("g").await.expect("list"),
+        vec![Checkpoint::new("s", 0, 1)]
+    );
+}

@@ -1,0 +1,193 @@
+//! How a checkpoint is laid out in SQLite: the table name (validated, then quoted, so that
+//! nothing a user passes can change the SQL it is spliced into), the migration that creates the
+//! table, and the columns' values read back through [`checkpoint_core::stored`].
+
+use checkpoint_core::settings::malformed;
+use checkpoint_core::stored::{UnexpectedValue, partition_from_i64, position_from_i64};
+use checkpoint_core::{Error, Fingerprint, Operation};
+
+use crate::error::backend;
+use crate::requests::sql;
+use crate::store::SqliteCheckpointStore;
+use crate::{BACKEND, DEFAULT_TABLE};
+
+/// The longest table name accepted, in bytes.
+const MAX_TABLE_NAME_BYTES: usize = 128;
+
+/// What a table name must look like, as reported in
+/// [`InvalidReason::Malformed`](checkpoint_core::InvalidReason::Malformed).
+const TABLE_NAME_FORM: &str = "an identifier matching [A-Za-z_][A-Za-z0-9_]* of at most 128 bytes, \
+     not starting with `sqlite_` (reserved by SQLite)";
+
+/// A table name that is safe to splice into SQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TableName(String);
+
+impl TableName {
+    /// Accepts `[A-Za-z_][A-Za-z0-9_]*`, at most 128 bytes, not `sqlite_*` (SQLite refuses to
+    /// create such tables). Nothing else can appear between the quotes, so no name can close
+    /// the quoted identifier and inject SQL.
+    pub(crate) fn parse(name: &str) -> Result<Self, Error> {
+        let mut bytes = name.bytes();
+        let well_formed = match bytes.next() {
+            Some(first) => {
+                (first.is_ascii_alphabetic() || first == b'_')
+                    && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            }
+            None => false,
+        };
+        let reserved = name
+            .get(..7)
+            .is_some_and(|prefix| prefix.eq_ignore_ascii_case("sqlite_"));
+        if !well_formed || reserved || name.len() > MAX_TABLE_NAME_BYTES {
+            return Err(malformed("table", TABLE_NAME_FORM).into());
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    /// [`DEFAULT_TABLE`], which `parse` accepts (tested below).
+    pub(crate) fn default_table() -> Self {
+        Self(DEFAULT_TABLE.to_owned())
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name as a quoted SQL identifier. Quoting keeps names that are also keywords
+    /// (`order`, `group`) usable; validation guarantees there is no `"` to escape.
+    pub(crate) fn quoted(&self) -> String {
+        format!("\"{}\"", self.0)
+    }
+}
+
+impl SqliteCheckpointStore {
+    /// Creates the table if it does not exist (see the [crate documentation](crate) for its
+    /// definition). Idempotent, and safe when several processes start at once: the statement
+    /// takes the write lock, and whoever comes second finds the table there.
+    ///
+    /// It does not alter an existing table of the same name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the file is read-only;
+    /// [`Error::Timeout`] when it takes longer than the store's timeout.
+    #[tracing::instrument(
+        name = "checkpoint.migrate",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = self.table()),
+        err(Debug)
+    )]
+    pub async fn migrate(&self) -> Result<(), Error> {
+        self.timed(Operation::Migrate, async {
+            sqlx::query(sql(&self.requests.create_table))
+                .execute(&self.pool)
+                .await
+                .map_err(|error| backend(Operation::Migrate, error))?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// A validated position as SQLite's signed 64-bit `INTEGER`.
+///
+/// Every caller has validated it (`0..=i64::MAX`), so the conversion is exact; saturating
+/// keeps this total without a panic path.
+pub(crate) fn position_to_db(position: u64) -> i64 {
+    i64::try_from(position).unwrap_or(i64::MAX)
+}
+
+/// The `position` column read back.
+pub(crate) fn position_from_db(operation: Operation, position: i64) -> Result<u64, Error> {
+    position_from_i64("position", position).map_err(|found| found.into_error(BACKEND, operation))
+}
+
+/// The `partition_id` column read back.
+pub(crate) fn partition_from_db(operation: Operation, partition: i64) -> Result<u32, Error> {
+    partition_from_i64("partition_id", partition)
+        .map_err(|found| found.into_error(BACKEND, operation))
+}
+
+/// The `query_fingerprint` column read back after a claim: `COALESCE` with the claim's
+/// fingerprint never yields `NULL`, and this store only writes 32-byte fingerprints, so
+/// anything else was written by someone else.
+pub(crate) fn fingerprint_from_db(
+    operation: Operation,
+    stored: Option<Vec<u8>>,
+) -> Result<Fingerprint, Error> {
+    let found = match stored.as_deref() {
+        None => "NULL".to_owned(),
+        Some(bytes) => match Fingerprint::from_slice(bytes) {
+            Some(fingerprint) => return Ok(fingerprint),
+            None => format!("a blob of {} bytes", bytes.len()),
+        },
+    };
+    Err(UnexpectedValue::new("query_fingerprint", found).into_error(BACKEND, operation))
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::{Argument, InvalidReason};
+
+    use super::*;
+
+    #[test]
+    fn accepts_plain_identifiers() {
+        for name in [DEFAULT_TABLE, "_x", "Order", "a1_B2", &"t".repeat(128)] {
+            assert_eq!(
+                TableName::parse(name).map(|t| t.0).ok().as_deref(),
+                Some(name)
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_everything_else() {
+        for name in [
+            "",
+            "1abc",
+            "a b",
+            "a\"b",
+            "x\"; DROP TABLE y; --",
+            "a.b",
+            "a-b",
+            "é",
+            "sqlite_master",
+            "SQLITE_x",
+            &"t".repeat(129),
+        ] {
+            match TableName::parse(name) {
+                Err(Error::InvalidInput(invalid)) => {
+                    assert_eq!(invalid.argument, Argument::Setting("table"), "{name:?}");
+                    assert!(
+                        matches!(invalid.reason, InvalidReason::Malformed { .. }),
+                        "{name:?}"
+                    );
+                }
+                other => panic!("{name:?} was not rejected: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn values_no_store_writes_are_unexpected_and_not_retryable() {
+        for error in [
+            position_from_db(Operation::Load, -1).unwrap_err(),
+            partition_from_db(Operation::List, -1).unwrap_err(),
+            fingerprint_from_db(Operation::Claim, None).unwrap_err(),
+            fingerprint_from_db(Operation::Claim, Some(vec![0; 33])).unwrap_err(),
+        ] {
+            assert!(!error.is_retryable());
+            let source = std::error::Error::source(&error)
+                .and_then(|source| source.downcast_ref::<UnexpectedValue>());
+            assert!(source.is_some(), "{error:?}");
+        }
+        assert_eq!(
+            position_from_db(Operation::Load, i64::MAX).ok(),
+            Some(i64::MAX as u64)
+        );
+        assert!(fingerprint_from_db(Operation::Claim, Some(vec![7; 32])).is_ok());
+    }
+}
