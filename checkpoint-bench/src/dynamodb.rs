@@ -76,7 +76,7 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
             ))(error));
         }
     }
-    let store = DynamoDbCheckpointStore::new(direct_client.clone(), TABLE);
+    let store = DynamoDbCheckpointStore::new(direct_client.clone()).with_table(TABLE)?;
     store.create_table().await?;
 
     let authority = endpoint
@@ -91,8 +91,8 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
     Ok(Backend {
         name: "dynamodb",
         server: "moto (DynamoDB emulator, Python; see scripts/services/dynamodb.sh)".to_owned(),
-        direct: subject(direct_client),
-        counted: Some((subject(counted_client), proxy)),
+        direct: subject(direct_client)?,
+        counted: Some((subject(counted_client)?, proxy)),
         documented: Documented {
             save: 1,
             load: 1,
@@ -110,8 +110,8 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
     })
 }
 
-fn subject(client: Client) -> Subject {
-    let store = DynamoDbCheckpointStore::new(client.clone(), TABLE);
+fn subject(client: Client) -> Result<Subject, BenchError> {
+    let store = DynamoDbCheckpointStore::new(client.clone()).with_table(TABLE)?;
     let floor: UnitFn = {
         let client = client.clone();
         Arc::new(move || {
@@ -212,14 +212,14 @@ fn subject(client: Client) -> Subject {
             })
         })
     };
-    Subject {
+    Ok(Subject {
         store: Arc::new(store),
         floor,
         commit_floor: None,
         raw_save,
         hand_save,
         raw_list,
-    }
+    })
 }
 
 /// What a user writes without a conditional update on the position: a consistent `GetItem`,

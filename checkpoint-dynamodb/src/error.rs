@@ -1,13 +1,16 @@
-//! Turning the SDK's errors into the workspace's [`Error`], keeping them as the source.
+//! Turning the SDK's errors into the workspace's [`Error`], keeping them as the source, and
+//! deciding whether a retry may help.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use checkpoint_core::{Error, Operation};
+use aws_sdk_dynamodb::types::AttributeValue;
+use checkpoint_core::{Error, Operation, UnexpectedValue};
 
-/// The backend name in [`Error::Backend`] and [`Error::Timeout`].
-pub(crate) const BACKEND: &str = "dynamodb";
+use crate::BACKEND;
+use crate::layout::optional_position_of;
 
 /// Error codes after which the same request may succeed: throttling, transient server trouble
 /// and conflicts with a concurrent transaction. These are the typed codes the service sends
@@ -60,17 +63,25 @@ pub(crate) fn is_retryable<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResp
     }
 }
 
-/// An item in the table that this store cannot have written (a wrong type, a missing attribute).
-#[derive(Debug)]
-pub(crate) struct MalformedItem(pub(crate) &'static str);
-
-impl fmt::Display for MalformedItem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "malformed checkpoint item: {}", self.0)
-    }
+/// A value read back that this store cannot have written (a wrong type, a missing attribute, a
+/// position out of range), as the non-retryable error of `operation`: retrying reads the same
+/// item again.
+pub(crate) fn unexpected(operation: Operation) -> impl FnOnce(UnexpectedValue) -> Error {
+    move |value| value.into_error(BACKEND, operation)
 }
 
-impl std::error::Error for MalformedItem {}
+/// The [`Error::Moved`] for a failed advance condition, from the item as it was when the
+/// condition failed (`None`: there was no item); a non-retryable backend error when that item
+/// cannot be read as a checkpoint.
+pub(crate) fn moved(from: u64, old_item: Option<&HashMap<String, AttributeValue>>) -> Error {
+    match old_item.map(optional_position_of).transpose() {
+        Ok(current) => Error::Moved {
+            expected: from,
+            current: current.flatten(),
+        },
+        Err(value) => unexpected(Operation::Advance)(value),
+    }
+}
 
 /// A table that exists under the store's name with another key schema than the store needs.
 #[derive(Debug)]

@@ -25,12 +25,10 @@
 //!
 //! ```no_run
 //! # async fn example(client: aws_sdk_dynamodb::Client) -> Result<(), checkpoint_core::Error> {
-//! use std::time::Duration;
 //! use checkpoint_core::CheckpointStore;
 //! use checkpoint_dynamodb::DynamoDbCheckpointStore;
 //!
-//! let store = DynamoDbCheckpointStore::new(client, "checkpoints")
-//!     .with_timeout(Duration::from_secs(5));
+//! let store = DynamoDbCheckpointStore::new(client).with_table("checkpoints")?;
 //! store.create_table().await?; // idempotent; or provision the table as shown below
 //! store.save("billing", "invoices", 0, 42).await?;
 //! store.save("billing", "invoices", 0, 17).await?; // behind: changes nothing
@@ -51,15 +49,16 @@
 //!     .region(Region::new("us-east-1"))
 //!     .credentials_provider(Credentials::new("test", "test", None, None, "static"))
 //!     .build();
-//! let store = checkpoint_dynamodb::DynamoDbCheckpointStore::new(
-//!     aws_sdk_dynamodb::Client::from_conf(config),
-//!     "checkpoints",
-//! );
+//! let client = aws_sdk_dynamodb::Client::from_conf(config);
+//! let store = checkpoint_dynamodb::DynamoDbCheckpointStore::new(client); // table `checkpoints`
 //! ```
 //!
 //! # Table
 //!
-//! One item per (group, subscription, partition):
+//! The table is [`DEFAULT_TABLE`] unless
+//! [`with_table`](DynamoDbCheckpointStore::with_table) names another; a name that is not a
+//! DynamoDB table name (3 to 255 characters of `A-Z`, `a-z`, `0-9`, `_`, `-`, `.`) is refused
+//! there, before any request. One item per (group, subscription, partition):
 //!
 //! | attribute | type | holds |
 //! | --- | --- | --- |
@@ -77,7 +76,12 @@
 //! 523 bytes (the limit is 1024) and the longest partition key 512 bytes (the limit is 2048).
 //!
 //! Positions travel as DynamoDB numbers, which hold 38 decimal digits; they are sent and parsed
-//! as decimal strings, exactly, never through a float.
+//! as decimal strings, exactly, never through a float. An item this store cannot have written
+//! (a position of another type, negative or above `i64::MAX`, a key that is not a checkpoint
+//! sort key, a fingerprint that is not 32 bytes) fails the call with a non-retryable
+//! [`Error::Backend`](checkpoint_core::Error::Backend) whose source is a
+//! [`checkpoint_core::UnexpectedValue`] naming the attribute: the range rules every store of
+//! the workspace applies.
 //!
 //! [`DynamoDbCheckpointStore::create_table`] creates the table with on-demand billing. Teams
 //! that provision tables themselves create the same key schema (the other attributes need no
@@ -144,9 +148,9 @@
 //! the item as it was, and [`Error::Moved`](checkpoint_core::Error::Moved) says where the
 //! checkpoint is (or that it does not exist) without a second request.
 //!
-//! Inside the projection's own transaction:
-//! [`advance_in_transaction`](DynamoDbCheckpointStore::advance_in_transaction) returns the same
-//! update as a `TransactWriteItem` for the caller's `TransactWriteItems`, and
+//! Inside the projection's own transaction: DynamoDB's transaction is one
+//! `TransactWriteItems` request, so [`advance_in`](DynamoDbCheckpointStore::advance_in) sends
+//! nothing and returns the same update as a `TransactWriteItem` for the caller's request, and
 //! [`moved_in_transaction`](DynamoDbCheckpointStore::moved_in_transaction) turns a cancellation
 //! caused by that item into `Error::Moved`, from the typed cancellation reason at its index.
 //!
@@ -161,11 +165,16 @@
 //! is safe (saves only ever move forward). The SDK retries transient failures itself as the
 //! client's retry configuration says (three attempts in standard mode), on a new connection.
 //!
-//! [`with_timeout`](DynamoDbCheckpointStore::with_timeout) bounds a whole call, retries
-//! included, and fails it with [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable).
-//! Without it a call is bounded only by the client's `TimeoutConfig`: set
-//! `operation_attempt_timeout` (and `connect_timeout`) there, or a server that accepts
-//! connections and never answers keeps a call waiting.
+//! Every request is bounded by the store's timeout, [`checkpoint_core::DEFAULT_TIMEOUT`] (5 s)
+//! unless [`with_timeout`](DynamoDbCheckpointStore::with_timeout) sets another (zero is
+//! refused): a request that has not been answered by then, the SDK's retries of it included,
+//! fails its call with [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable). That is
+//! the whole call for every operation but `save_all` (one request per key) and `list` (one per
+//! page), so a large valid batch never fails for its size alone; `create_table` bounds each of
+//! its requests the same way and its wait for the table to become `ACTIVE` by five minutes.
+//! [`without_timeout`](DynamoDbCheckpointStore::without_timeout) leaves a call bounded only by
+//! the client's `TimeoutConfig` (`operation_attempt_timeout`, `connect_timeout`): without
+//! those, a server that accepts connections and never answers keeps it waiting.
 //!
 //! Durability across server restarts is DynamoDB's: an acknowledged write is stored durably
 //! before DynamoDB answers. The emulator the tests use cannot show it: moto keeps every table
@@ -186,6 +195,13 @@
 //!   created again every operation succeeds;
 //! - the server paused with `SIGSTOP`: every operation returns `Error::Timeout` once the
 //!   store's timeout has passed, and after `SIGCONT` the store works again.
+//!
+//! # Tracing
+//!
+//! Every operation is one `tracing` span at DEBUG named `checkpoint.<operation>`
+//! (`checkpoint.save`, `checkpoint.save_all`, `checkpoint.advance_in`,
+//! `checkpoint.create_table`, ...) with the field `backend = "dynamodb"`, the table and the
+//! operation's arguments; the client and its credentials are never a field.
 //!
 //! # Security
 //!
@@ -234,8 +250,27 @@
 )]
 
 mod error;
-mod schema;
+mod layout;
+mod requests;
 mod store;
 mod transaction;
 
-pub use store::{DEFAULT_MAX_CONCURRENCY, DynamoDbCheckpointStore};
+pub use store::DynamoDbCheckpointStore;
+
+/// The backend name in [`Error::Backend`](checkpoint_core::Error::Backend),
+/// [`Error::Timeout`](checkpoint_core::Error::Timeout) and the `backend` field of every span.
+pub const BACKEND: &str = "dynamodb";
+
+/// The table a store uses unless [`with_table`](DynamoDbCheckpointStore::with_table) names
+/// another.
+pub const DEFAULT_TABLE: &str = "checkpoints";
+
+/// How many `UpdateItem` requests [`save_all`](checkpoint_core::CheckpointStore::save_all) keeps
+/// in flight unless [`with_max_concurrency`](DynamoDbCheckpointStore::with_max_concurrency) says
+/// otherwise.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 32;
+
+/// The README's example, compiled as a doc test so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

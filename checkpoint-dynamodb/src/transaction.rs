@@ -1,15 +1,18 @@
-//! Advancing an exclusive checkpoint inside the caller's own `TransactWriteItems`.
+//! The `*_in` family on DynamoDB: advancing an exclusive checkpoint in the caller's own
+//! `TransactWriteItems`.
+//!
+//! DynamoDB has no transaction a store could join; a transaction is one request that carries
+//! every write. So "in" means here: the store builds the checkpoint's part of that request, and
+//! the caller sends it together with its own writes.
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use checkpoint_core::validation::validate_advance;
 use checkpoint_core::{Error, Operation};
 
-use crate::DynamoDbCheckpointStore;
-use crate::error::build_error;
-use crate::schema::primary_key;
-use crate::store::{ADVANCE_CONDITION, ADVANCE_UPDATE, advance_expression, moved};
+use crate::error::{build_error, moved};
+use crate::{BACKEND, DynamoDbCheckpointStore, requests};
 
 /// The cancellation-reason code of an item whose condition failed.
 const CONDITIONAL_CHECK_FAILED: &str = "ConditionalCheckFailed";
@@ -18,12 +21,14 @@ impl DynamoDbCheckpointStore {
     /// The advance from `from` to `to` as one item of the caller's own `TransactWriteItems`, so
     /// the read model and the checkpoint commit together or not at all.
     ///
-    /// The item is an `Update` with the same condition as
-    /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) (`position = :from`) and
-    /// asks for the old item when that condition fails. Put it into the transaction at some
-    /// index; if the transaction is cancelled, pass the error and that index to
+    /// "In" the caller's transaction means here: nothing is sent. The item is an `Update` with
+    /// the same condition as [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance)
+    /// (`position = :from`) that asks for the old item when that condition fails; the caller
+    /// puts it into its `TransactWriteItems` at some index and sends it. If the transaction is
+    /// cancelled, pass the error and that index to
     /// [`moved_in_transaction`](Self::moved_in_transaction) to learn whether it was this
-    /// checkpoint that had moved.
+    /// checkpoint that had moved. The store's timeout does not apply: the caller sends the
+    /// request.
     ///
     /// ```no_run
     /// # async fn example(store: checkpoint_dynamodb::DynamoDbCheckpointStore,
@@ -31,7 +36,7 @@ impl DynamoDbCheckpointStore {
     /// #     -> Result<(), Box<dyn std::error::Error>> {
     /// use checkpoint_dynamodb::DynamoDbCheckpointStore;
     ///
-    /// let advance = store.advance_in_transaction("billing", "invoices", 0, 100, 150)?;
+    /// let advance = store.advance_in("billing", "invoices", 0, 100, 150)?;
     /// let result = store
     ///     .client()
     ///     .transact_write_items()
@@ -49,8 +54,20 @@ impl DynamoDbCheckpointStore {
     /// # Ok(())
     /// # }
     /// ```
-    #[tracing::instrument(skip(self), fields(table = %self.table()))]
-    pub fn advance_in_transaction(
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] as for `advance`, before anything is built.
+    #[tracing::instrument(
+        name = "checkpoint.advance_in",
+        level = "debug",
+        skip_all,
+        fields(
+            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
+            partition = partition, from = from, to = to,
+        )
+    )]
+    pub fn advance_in(
         &self,
         group: &str,
         subscription: &str,
@@ -59,30 +76,21 @@ impl DynamoDbCheckpointStore {
         to: u64,
     ) -> Result<TransactWriteItem, Error> {
         validate_advance(group, subscription, from, to)?;
-        let (names, values) = advance_expression(from, to);
-        let update = Update::builder()
-            .table_name(self.table())
-            .set_key(Some(primary_key(group, subscription, partition)))
-            .update_expression(ADVANCE_UPDATE)
-            .condition_expression(ADVANCE_CONDITION)
-            .set_expression_attribute_names(Some(names))
-            .set_expression_attribute_values(Some(values))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
+        let update = requests::advance_update(self, group, subscription, partition, from, to)
             .map_err(|e| build_error(Operation::Advance, e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// Whether a cancelled transaction was cancelled because the checkpoint advanced by the item
-    /// at `index` (from [`advance_in_transaction`](Self::advance_in_transaction)) was no longer
-    /// at `from`.
+    /// at `index` (from [`advance_in`](Self::advance_in)) was no longer at `from`.
     ///
     /// Returns [`Error::Moved`] with the checkpoint's position at the time of the transaction
     /// (`None` when it did not exist), read from the cancellation reason at `index`, with no
     /// further request. Returns `None` for any other error, including a transaction cancelled
     /// for another item's sake or for a conflict with a concurrent transaction (retry those).
     /// In the rare case where the reason's old item cannot be read as a checkpoint, returns a
-    /// non-retryable backend error instead.
+    /// non-retryable backend error whose source is a
+    /// [`checkpoint_core::UnexpectedValue`] instead.
     pub fn moved_in_transaction<R>(
         error: &SdkError<TransactWriteItemsError, R>,
         index: usize,
@@ -97,6 +105,6 @@ impl DynamoDbCheckpointStore {
         if reason.code() != Some(CONDITIONAL_CHECK_FAILED) {
             return None;
         }
-        Some(moved(from, reason.item()).unwrap_or_else(|malformed| malformed))
+        Some(moved(from, reason.item()))
     }
 }

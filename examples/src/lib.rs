@@ -48,8 +48,8 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn CheckpointStore>, Error> {
             .region(Region::new("us-east-1"))
             .credentials_provider(Credentials::new("test", "test", None, None, "examples"))
             .build();
-        let store =
-            DynamoDbCheckpointStore::new(aws_sdk_dynamodb::Client::from_conf(config), table);
+        let store = DynamoDbCheckpointStore::new(aws_sdk_dynamodb::Client::from_conf(config))
+            .with_table(table)?;
         store.create_table().await?;
         return Ok(Arc::new(store));
     }

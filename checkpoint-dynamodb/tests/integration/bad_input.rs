@@ -24,8 +24,9 @@ async fn counted_store() -> (DynamoDbCheckpointStore, CountingProxy) {
     let proxy = CountingProxy::start(endpoint_address())
         .await
         .expect("starting the counting proxy");
-    let store =
-        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())), table);
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(&table)
+        .expect("a valid table name");
     // Warm-up: the client resolves its endpoint and credentials on first use.
     store
         .load(&fresh_group("warm-up"), "s", 0)
@@ -210,28 +211,18 @@ async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() 
         // The transactional advance builds a request without sending it: the same rules, an
         // error rather than a panic, and never a request.
         let before = proxy.round_trips();
-        match (
-            advance_check,
-            store.advance_in_transaction(&group, e, p, from, to),
-        ) {
+        match (advance_check, store.advance_in(&group, e, p, from, to)) {
             (Some(argument), Err(Error::InvalidInput(invalid))) => {
-                assert_eq!(
-                    invalid.argument, argument,
-                    "advance_in_transaction in {context}"
-                );
+                assert_eq!(invalid.argument, argument, "advance_in in {context}");
                 refused += 1;
             }
             (None, Ok(item)) => assert!(item.update().is_some(), "{context}"),
             (expected, other) => panic!(
-                "advance_in_transaction (refusal expected for {expected:?}) gave {other:?} in \
+                "advance_in (refusal expected for {expected:?}) gave {other:?} in \
                  {context}"
             ),
         }
-        assert_eq!(
-            proxy.round_trips(),
-            before,
-            "advance_in_transaction made a request"
-        );
+        assert_eq!(proxy.round_trips(), before, "advance_in made a request");
 
         if advance_check.is_some() {
             call!(

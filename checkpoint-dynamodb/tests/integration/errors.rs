@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation};
+use checkpoint_core::{
+    CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation, UnexpectedValue,
+};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
 use crate::support::{TABLE, client_for, client_without_retries, endpoint, store};
@@ -18,10 +20,10 @@ async fn unreachable_server_is_a_retryable_backend_error_with_its_source() {
         .local_addr()
         .unwrap()
         .port();
-    let store = DynamoDbCheckpointStore::new(
-        client_without_retries(&format!("http://127.0.0.1:{port}")),
-        TABLE,
-    );
+    let store =
+        DynamoDbCheckpointStore::new(client_without_retries(&format!("http://127.0.0.1:{port}")))
+            .with_table(TABLE)
+            .unwrap();
     let error = store.save("g", "s", 0, 1).await.unwrap_err();
     match &error {
         Error::Backend {
@@ -56,10 +58,9 @@ async fn unreachable_server_is_a_retryable_backend_error_with_its_source() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_table_is_a_permanent_error() {
-    let store = DynamoDbCheckpointStore::new(
-        client_for(&endpoint()),
-        format!("missing-{}", fresh_group("t")),
-    );
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(&format!("missing-{}", fresh_group("t")))
+        .unwrap();
     for error in [
         store.load("g", "s", 0).await.unwrap_err(),
         store.list("g").await.unwrap_err(),
@@ -98,8 +99,11 @@ async fn a_server_that_never_answers_times_out() {
             held.push(socket);
         }
     });
-    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{address}")), TABLE)
-        .with_timeout(Duration::from_millis(300));
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{address}")))
+        .with_table(TABLE)
+        .unwrap()
+        .with_timeout(Duration::from_millis(300))
+        .unwrap();
     let started = std::time::Instant::now();
     let error = store.load("g", "s", 0).await.unwrap_err();
     assert!(
@@ -133,24 +137,31 @@ async fn a_server_that_never_answers_times_out() {
 async fn an_item_the_store_did_not_write_is_a_permanent_error() {
     let store = store().await;
     let group = fresh_group("malformed");
-    // A position stored as a string, under a valid key of partition 0, subscription "s".
-    store
-        .client()
-        .put_item()
-        .table_name(store.table())
-        .set_item(Some(HashMap::from([
-            ("group".to_owned(), AttributeValue::S(group.clone())),
-            (
-                "key".to_owned(),
-                AttributeValue::S("0000000000#s".to_owned()),
-            ),
-            ("position".to_owned(), AttributeValue::S("12".to_owned())),
-        ])))
-        .send()
-        .await
-        .unwrap();
+    // A position stored as a string, under a valid key of partition 0, subscription "s", and
+    // one above i64::MAX (a number no store writes; Redis refuses it too) for subscription "big".
+    for (subscription, position) in [
+        ("s", AttributeValue::S("12".to_owned())),
+        ("big", AttributeValue::N("9223372036854775808".to_owned())),
+    ] {
+        store
+            .client()
+            .put_item()
+            .table_name(store.table())
+            .set_item(Some(HashMap::from([
+                ("group".to_owned(), AttributeValue::S(group.clone())),
+                (
+                    "key".to_owned(),
+                    AttributeValue::S(format!("0000000000#{subscription}")),
+                ),
+                ("position".to_owned(), position),
+            ])))
+            .send()
+            .await
+            .unwrap();
+    }
     for error in [
         store.load(&group, "s", 0).await.unwrap_err(),
+        store.load(&group, "big", 0).await.unwrap_err(),
         store.list(&group).await.unwrap_err(),
     ] {
         assert!(
@@ -163,11 +174,10 @@ async fn an_item_the_store_did_not_write_is_a_permanent_error() {
             ),
             "{error:?}"
         );
-        assert!(
-            error_chain(&error).contains("malformed checkpoint item"),
-            "{}",
-            error_chain(&error)
-        );
+        let unexpected = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<UnexpectedValue>())
+            .unwrap_or_else(|| panic!("an UnexpectedValue source: {}", error_chain(&error)));
+        assert_eq!(unexpected.field, "position", "{unexpected}");
     }
 }
 
@@ -175,7 +185,9 @@ async fn an_item_the_store_did_not_write_is_a_permanent_error() {
 async fn create_table_is_idempotent_and_checks_the_key_schema() {
     let client = client_for(&endpoint());
     let table = format!("fresh-{}", fresh_group("table"));
-    let store = DynamoDbCheckpointStore::new(client.clone(), table.clone());
+    let store = DynamoDbCheckpointStore::new(client.clone())
+        .with_table(&table)
+        .unwrap();
     store.create_table().await.unwrap();
     store.create_table().await.unwrap();
     store.save("g", "s", 0, 1).await.unwrap();
@@ -204,7 +216,9 @@ async fn create_table_is_idempotent_and_checks_the_key_schema() {
         .send()
         .await
         .unwrap();
-    let error = DynamoDbCheckpointStore::new(client.clone(), other.clone())
+    let error = DynamoDbCheckpointStore::new(client.clone())
+        .with_table(&other)
+        .unwrap()
         .create_table()
         .await
         .unwrap_err();
@@ -229,7 +243,9 @@ async fn create_table_is_idempotent_and_checks_the_key_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_output_shows_no_client_configuration() {
-    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()), TABLE);
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(TABLE)
+        .unwrap();
     let debug = format!("{store:?}");
     assert!(debug.contains(TABLE));
     assert!(

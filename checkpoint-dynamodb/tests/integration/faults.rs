@@ -37,7 +37,9 @@ async fn histories_under_cuts(
     } else {
         client_without_retries(&endpoint)
     };
-    let store = DynamoDbCheckpointStore::new(client, fresh_group("table"));
+    let store = DynamoDbCheckpointStore::new(client)
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name");
     store.create_table().await.expect("create_table");
     let store = AuditedStore::new(store);
     let config = HistoryConfig {
@@ -153,10 +155,9 @@ async fn every_operation(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_of_the_emulator_fails_calls_retryably_and_loses_its_tables() {
     let mut server = OwnMoto::start();
-    let store = DynamoDbCheckpointStore::new(
-        client_without_retries(&server.endpoint()),
-        fresh_group("table"),
-    );
+    let store = DynamoDbCheckpointStore::new(client_without_retries(&server.endpoint()))
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name");
     store.create_table().await.expect("create_table");
     let group = fresh_group("restart");
     store.save(&group, "s", 0, 10).await.expect("save");
@@ -263,10 +264,14 @@ async fn a_paused_server_times_out_every_operation_and_the_store_recovers() {
     // Far above the timeout: the bound shows the call does not hang, not how fast it is.
     const SLACK: Duration = Duration::from_secs(3);
     let server = OwnMoto::start();
-    // The SDK's standard retries stay on: the store's timeout bounds the whole call anyway.
-    let store = DynamoDbCheckpointStore::new(client_for(&server.endpoint()), fresh_group("table"))
-        .with_timeout(TIMEOUT);
+    // The SDK's standard retries stay on: the store's timeout bounds each request with its
+    // retries anyway.
+    let store = DynamoDbCheckpointStore::new(client_for(&server.endpoint()))
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name");
+    // Before the short timeout: a fresh moto answers its first request slowly.
     store.create_table().await.expect("create_table");
+    let store = store.with_timeout(TIMEOUT).expect("a valid timeout");
     let group = fresh_group("pause");
     store.save(&group, "s", 0, 10).await.expect("save");
     store

@@ -23,11 +23,11 @@ async fn list_follows_every_page() {
         .unwrap();
 
     let proxy = CountingProxy::start(endpoint_address()).await.unwrap();
-    let paged = DynamoDbCheckpointStore::new(
-        client_for(&format!("http://{}", proxy.local_addr())),
-        writer.table(),
-    )
-    .with_query_page_size(7);
+    let paged = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(writer.table())
+        .unwrap()
+        .with_query_page_size(7)
+        .unwrap();
     let mut listed = paged.list(&group).await.unwrap();
     let pages = proxy.round_trips();
     eprintln!("list of 250 checkpoints, 7 per page: {pages} Query requests");
@@ -60,6 +60,7 @@ async fn page_boundaries_of_every_size_lose_nothing() {
         let mut listed = writer
             .clone()
             .with_query_page_size(page_size)
+            .unwrap()
             .list(&group)
             .await
             .unwrap();

@@ -16,8 +16,9 @@ async fn counted_store() -> (DynamoDbCheckpointStore, CountingProxy) {
     let proxy = CountingProxy::start(endpoint_address())
         .await
         .unwrap_or_else(|error| panic!("cannot start the counting proxy: {error}"));
-    let store =
-        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())), table);
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(&table)
+        .unwrap();
     // Warm-up: the client resolves its endpoint and credentials on first use.
     store
         .load(&fresh_group("warm-up"), "s", 0)
@@ -200,7 +201,7 @@ async fn invalid_input_sends_nothing() {
     );
     assert!(
         store
-            .advance_in_transaction(&group, "s", 0, 5, 4)
+            .advance_in(&group, "s", 0, 5, 4)
             .unwrap_err()
             .invalid_input()
             .is_some()

@@ -44,10 +44,9 @@ fn assert_no_secret(what: &str, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_output_and_errors_never_show_the_secret_key_or_session_token() {
-    let store = DynamoDbCheckpointStore::new(
-        client_with_secrets(&endpoint()),
-        format!("missing-{}", fresh_group("table")),
-    );
+    let store = DynamoDbCheckpointStore::new(client_with_secrets(&endpoint()))
+        .with_table(&format!("missing-{}", fresh_group("table")))
+        .expect("a valid table name");
     let debug = format!("{store:?}");
     assert!(debug.contains("missing-"), "the table is shown: {debug}");
     assert_no_secret("the store's Debug", &debug);
@@ -63,10 +62,10 @@ async fn debug_output_and_errors_never_show_the_secret_key_or_session_token() {
     assert_no_secret("a service error's Display", &error.to_string());
 
     // A failed call nothing answered.
-    let unreachable = DynamoDbCheckpointStore::new(
-        client_with_secrets(&format!("http://127.0.0.1:{}", free_port())),
-        "t",
-    );
+    let unreachable = DynamoDbCheckpointStore::new(client_with_secrets(&format!(
+        "http://127.0.0.1:{}",
+        free_port()
+    )));
     let error = unreachable
         .save("g", "s", 0, 1)
         .await
@@ -100,8 +99,7 @@ async fn an_https_endpoint_is_spoken_to_in_tls() {
         // Closing without an answer fails the handshake.
         bytes
     });
-    let store =
-        DynamoDbCheckpointStore::new(client_with_secrets(&format!("https://{address}")), "t");
+    let store = DynamoDbCheckpointStore::new(client_with_secrets(&format!("https://{address}")));
     let error = store.load("g", "s", 0).await.expect_err("no TLS server");
     let bytes = first_bytes.await.expect("the listener task");
     // 0x16: a handshake record; 0x03 0x01..0x03: the record-layer version of a ClientHello.

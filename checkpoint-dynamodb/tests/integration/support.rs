@@ -131,8 +131,16 @@ fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
 /// table, so in a shared table each `list` grows slower with everything earlier tests saved
 /// (five seconds per page after a few runs). Tables are cheap on an emulator and vanish when
 /// it stops (`scripts/services/dynamodb.sh down`).
+///
+/// Without the store's timeout: moto runs one request at a time and scans a whole table per
+/// `Query` page (seconds for the 10,000-checkpoint case), so a request of a test running beside
+/// it can wait longer than `DEFAULT_TIMEOUT` for its turn. The client's attempt timeout bounds
+/// every request instead.
 pub async fn store() -> DynamoDbCheckpointStore {
-    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()), fresh_group("table"));
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name")
+        .without_timeout();
     ensure_table(&store).await;
     store
 }

@@ -75,11 +75,7 @@ async fn read_model_and_checkpoint_commit_together_or_not_at_all() {
         .client()
         .transact_write_items()
         .transact_items(put_document(store.table(), &group, "doc-1", 150, false))
-        .transact_items(
-            store
-                .advance_in_transaction(&group, "projection", 3, 100, 150)
-                .unwrap(),
-        )
+        .transact_items(store.advance_in(&group, "projection", 3, 100, 150).unwrap())
         .send()
         .await
         .unwrap();
@@ -94,11 +90,7 @@ async fn read_model_and_checkpoint_commit_together_or_not_at_all() {
         .client()
         .transact_write_items()
         .transact_items(put_document(store.table(), &group, "doc-2", 200, false))
-        .transact_items(
-            store
-                .advance_in_transaction(&group, "projection", 3, 100, 200)
-                .unwrap(),
-        )
+        .transact_items(store.advance_in(&group, "projection", 3, 100, 200).unwrap())
         .send()
         .await
         .expect_err("a transaction with a stale advance must be cancelled");
@@ -130,11 +122,7 @@ async fn advance_of_an_absent_checkpoint_in_a_transaction_is_moved_from_nothing(
     let error = store
         .client()
         .transact_write_items()
-        .transact_items(
-            store
-                .advance_in_transaction(&group, "never-claimed", 0, 0, 1)
-                .unwrap(),
-        )
+        .transact_items(store.advance_in(&group, "never-claimed", 0, 0, 1).unwrap())
         .transact_items(put_document(store.table(), &group, "doc", 1, false))
         .send()
         .await
@@ -180,11 +168,7 @@ async fn a_transaction_cancelled_by_another_item_is_not_a_move() {
         .client()
         .transact_write_items()
         .transact_items(put_document(store.table(), &group, "doc", 2, true))
-        .transact_items(
-            store
-                .advance_in_transaction(&group, "projection", 0, 10, 20)
-                .unwrap(),
-        )
+        .transact_items(store.advance_in(&group, "projection", 0, 10, 20).unwrap())
         .send()
         .await
         .expect_err("the read model's own condition must cancel the transaction");

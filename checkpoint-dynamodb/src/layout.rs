@@ -1,0 +1,373 @@
+//! How a checkpoint is laid out in DynamoDB: the table name, its key schema and its creation
+//! (`create_table`), the item attributes, the sort-key encoding, and reading items back through
+//! [`checkpoint_core::stored`].
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_dynamodb::error::BuildError;
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, KeySchemaElement, KeyType, ScalarAttributeType,
+    TableStatus,
+};
+use checkpoint_core::settings::malformed;
+use checkpoint_core::stored::position_from_decimal;
+use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
+
+use crate::error::{KeySchemaMismatch, build_error, sdk_error};
+use crate::{BACKEND, DynamoDbCheckpointStore, requests};
+
+/// The partition key: the group, as given.
+pub(crate) const GROUP: &str = "group";
+/// The sort key: [`sort_key`] of (subscription, partition).
+pub(crate) const KEY: &str = "key";
+/// The subscription, as given (also inside the sort key; kept plainly for people and indexes).
+pub(crate) const SUBSCRIPTION: &str = "subscription";
+/// The partition as a number (also inside the sort key).
+pub(crate) const PARTITION: &str = "partition";
+/// The checkpoint position, a number.
+pub(crate) const POSITION: &str = "position";
+/// The 32-byte query fingerprint of an exclusive checkpoint, binary; absent on monotonic ones.
+pub(crate) const FINGERPRINT: &str = "fingerprint";
+/// When the item was last written, Unix epoch milliseconds.
+pub(crate) const UPDATED_AT: &str = "updated_at";
+
+/// How many decimal digits the partition takes at the start of the sort key: enough for
+/// `u32::MAX` (4294967295).
+const PARTITION_DIGITS: usize = 10;
+
+/// Checks a table name against DynamoDB's rule: 3 to 255 characters of `A-Z`, `a-z`, `0-9`,
+/// `_`, `-` and `.`.
+pub(crate) fn validate_table_name(name: &str) -> Result<(), Error> {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    if !(3..=255).contains(&name.len()) || !name.bytes().all(allowed) {
+        return Err(malformed(
+            "table",
+            "a DynamoDB table name: 3 to 255 characters of A-Z, a-z, 0-9, `_`, `-` and `.`",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The key attributes' definitions, for `CreateTable`: both are strings.
+pub(crate) fn attribute_definitions() -> Result<Vec<AttributeDefinition>, BuildError> {
+    [GROUP, KEY]
+        .into_iter()
+        .map(|name| {
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+        })
+        .collect()
+}
+
+/// The key schema: [`GROUP`] as the partition key (HASH), [`KEY`] as the sort key (RANGE).
+pub(crate) fn key_schema() -> Result<Vec<KeySchemaElement>, BuildError> {
+    [(GROUP, KeyType::Hash), (KEY, KeyType::Range)]
+        .into_iter()
+        .map(|(name, key_type)| {
+            KeySchemaElement::builder()
+                .attribute_name(name)
+                .key_type(key_type)
+                .build()
+        })
+        .collect()
+}
+
+/// Whether an existing table's key schema is the one [`key_schema`] creates.
+pub(crate) fn is_key_schema(elements: &[KeySchemaElement]) -> bool {
+    let schema: Vec<(&str, &KeyType)> = elements
+        .iter()
+        .map(|element| (element.attribute_name(), element.key_type()))
+        .collect();
+    schema == [(GROUP, &KeyType::Hash), (KEY, &KeyType::Range)]
+}
+
+/// How long [`DynamoDbCheckpointStore::create_table`] waits for a new table to become `ACTIVE`.
+const TABLE_ACTIVE_WAIT: Duration = Duration::from_secs(300);
+
+/// How often [`DynamoDbCheckpointStore::create_table`] asks whether the table is `ACTIVE` yet.
+const TABLE_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+impl DynamoDbCheckpointStore {
+    /// Creates the table with on-demand billing if it does not exist, then waits until it is
+    /// `ACTIVE` (up to five minutes; the store's timeout bounds each request of the wait).
+    ///
+    /// Meant for tests and quick starts; teams that provision tables themselves use the
+    /// definition in the [crate documentation](crate). Calling it for an existing table is fine:
+    /// it then only checks that the table's key schema is the one this store needs, and fails
+    /// with a non-retryable error when it is not.
+    #[tracing::instrument(
+        name = "checkpoint.create_table",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table())
+    )]
+    pub async fn create_table(&self) -> Result<(), Error> {
+        let op = Operation::Migrate;
+        let request = requests::create_table(self).map_err(|e| build_error(op, e))?;
+        match self.timed(op, request.send()).await? {
+            Ok(_) => tracing::info!("created table"),
+            // It exists already (perhaps being created by a concurrent call): wait for it too.
+            Err(error)
+                if error
+                    .as_service_error()
+                    .is_some_and(|e| e.is_resource_in_use_exception()) => {}
+            Err(error) => return Err(sdk_error(op, error)),
+        }
+
+        let started = Instant::now();
+        loop {
+            let described = self
+                .timed(op, requests::describe_table(self).send())
+                .await?
+                .map_err(|e| sdk_error(op, e))?;
+            if let Some(table) = described.table()
+                && table.table_status() == Some(&TableStatus::Active)
+            {
+                if !is_key_schema(table.key_schema()) {
+                    let mismatch = KeySchemaMismatch {
+                        table: self.table().to_owned(),
+                    };
+                    return Err(Error::backend(BACKEND, op, false, mismatch));
+                }
+                return Ok(());
+            }
+            if started.elapsed() >= TABLE_ACTIVE_WAIT {
+                return Err(Error::Timeout {
+                    backend: BACKEND,
+                    operation: op,
+                    after: TABLE_ACTIVE_WAIT,
+                });
+            }
+            tokio::time::sleep(TABLE_POLL_INTERVAL).await;
+        }
+    }
+}
+
+/// The sort key of (subscription, partition): the partition as exactly ten decimal digits, `#`,
+/// then the subscription as given.
+///
+/// The partition part has a fixed width, so the encoding is prefix-free: two keys are equal only
+/// when both their partitions and their subscriptions are, whatever characters a subscription
+/// holds (`#` included). Within a group, items sort by partition, then subscription.
+pub(crate) fn sort_key(subscription: &str, partition: u32) -> String {
+    format!(
+        "{partition:0width$}#{subscription}",
+        width = PARTITION_DIGITS
+    )
+}
+
+/// The inverse of [`sort_key`]; `None` for anything [`sort_key`] cannot produce.
+pub(crate) fn parse_sort_key(key: &str) -> Option<(String, u32)> {
+    let (digits, rest) = key.split_at_checked(PARTITION_DIGITS)?;
+    let subscription = rest.strip_prefix('#')?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || subscription.is_empty() {
+        return None;
+    }
+    let partition = digits.parse::<u32>().ok()?;
+    Some((subscription.to_owned(), partition))
+}
+
+/// The primary key of one checkpoint.
+pub(crate) fn primary_key(
+    group: &str,
+    subscription: &str,
+    partition: u32,
+) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        (GROUP.to_owned(), AttributeValue::S(group.to_owned())),
+        (
+            KEY.to_owned(),
+            AttributeValue::S(sort_key(subscription, partition)),
+        ),
+    ])
+}
+
+/// A number attribute. DynamoDB numbers travel as decimal strings, so a `u64` goes out exactly.
+pub(crate) fn number(value: u64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// A fingerprint attribute: its 32 bytes.
+pub(crate) fn fingerprint_value(fingerprint: Fingerprint) -> AttributeValue {
+    AttributeValue::B(Blob::new(fingerprint.as_bytes().to_vec()))
+}
+
+/// The time of a write, for the `updated_at` attribute. Informational only: nothing reads it.
+pub(crate) fn now_millis() -> AttributeValue {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis())
+        .unwrap_or(0);
+    AttributeValue::N(millis.to_string())
+}
+
+/// Reads the position of an item, exactly, with the range rules of every store
+/// ([`position_from_decimal`]): the decimal string is parsed as an integer, never through a
+/// float (DynamoDB numbers hold 38 digits, `f64` only 15 to 17), and a position above
+/// `i64::MAX` is refused.
+pub(crate) fn position_of(item: &HashMap<String, AttributeValue>) -> Result<u64, UnexpectedValue> {
+    match item.get(POSITION) {
+        Some(AttributeValue::N(digits)) => position_from_decimal(POSITION, digits),
+        Some(other) => Err(UnexpectedValue::new(POSITION, shape(other))),
+        None => Err(UnexpectedValue::new(
+            POSITION,
+            "nothing (no such attribute)",
+        )),
+    }
+}
+
+/// Reads the position of an item that may have none (an item created by something else).
+pub(crate) fn optional_position_of(
+    item: &HashMap<String, AttributeValue>,
+) -> Result<Option<u64>, UnexpectedValue> {
+    if item.contains_key(POSITION) {
+        position_of(item).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Reads the fingerprint of an item; `None` when it has none (a monotonic checkpoint).
+pub(crate) fn fingerprint_of(
+    item: &HashMap<String, AttributeValue>,
+) -> Result<Option<Fingerprint>, UnexpectedValue> {
+    match item.get(FINGERPRINT) {
+        None => Ok(None),
+        Some(AttributeValue::B(blob)) => Fingerprint::from_slice(blob.as_ref())
+            .map(Some)
+            .ok_or_else(|| {
+                UnexpectedValue::new(
+                    FINGERPRINT,
+                    format!("{} bytes, not 32", blob.as_ref().len()),
+                )
+            }),
+        Some(other) => Err(UnexpectedValue::new(FINGERPRINT, shape(other))),
+    }
+}
+
+/// Reads one item of a `Query` back into a checkpoint.
+pub(crate) fn checkpoint_of(
+    item: &HashMap<String, AttributeValue>,
+) -> Result<Checkpoint, UnexpectedValue> {
+    let (subscription, partition) = match item.get(KEY) {
+        Some(AttributeValue::S(key)) => parse_sort_key(key).ok_or_else(|| {
+            let shown: String = key.chars().take(40).collect();
+            UnexpectedValue::new(KEY, format!("{shown:?}, not a checkpoint sort key"))
+        })?,
+        Some(other) => return Err(UnexpectedValue::new(KEY, shape(other))),
+        None => return Err(UnexpectedValue::new(KEY, "nothing (no such attribute)")),
+    };
+    Ok(Checkpoint::new(subscription, partition, position_of(item)?))
+}
+
+/// What kind of attribute value this is, for an [`UnexpectedValue`] (the value itself is left
+/// out: it is not ours).
+fn shape(value: &AttributeValue) -> String {
+    let kind = match value {
+        AttributeValue::S(_) => "S (string)",
+        AttributeValue::N(_) => "N (number)",
+        AttributeValue::B(_) => "B (binary)",
+        AttributeValue::Bool(_) => "BOOL",
+        AttributeValue::Null(_) => "NULL",
+        AttributeValue::L(_) => "L (list)",
+        AttributeValue::M(_) => "M (map)",
+        AttributeValue::Ss(_) => "SS (string set)",
+        AttributeValue::Ns(_) => "NS (number set)",
+        AttributeValue::Bs(_) => "BS (binary set)",
+        _ => "an unknown type",
+    };
+    format!("a value of type {kind}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_key_round_trips_and_is_fixed_width() {
+        for (subscription, partition) in [
+            ("a", 0),
+            ("#", 1),
+            ("0000000001#x", u32::MAX),
+            ("😀 {}%:'\"", 42),
+        ] {
+            let key = sort_key(subscription, partition);
+            assert_eq!(
+                parse_sort_key(&key),
+                Some((subscription.to_owned(), partition))
+            );
+        }
+        assert_eq!(sort_key("s", 7), "0000000007#s");
+        assert_eq!(sort_key("s", u32::MAX), "4294967295#s");
+    }
+
+    #[test]
+    fn keys_that_look_alike_stay_apart() {
+        // Partition 1 of "1#a" against partition 11 of "a" and friends: a variable-width
+        // encoding would let some of these collide.
+        let keys = [
+            sort_key("1#a", 1),
+            sort_key("a", 11),
+            sort_key("#a", 11),
+            sort_key("a", 1),
+            sort_key("1#a", 11),
+        ];
+        let distinct: std::collections::HashSet<_> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len());
+    }
+
+    #[test]
+    fn parse_rejects_what_sort_key_cannot_produce() {
+        for bad in [
+            "",
+            "123#a",
+            "00000000001a",
+            "0000000001",
+            "0000000001#",
+            "+000000001#a",
+            "4294967296#a",
+        ] {
+            assert_eq!(parse_sort_key(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn positions_are_parsed_exactly_and_in_range() {
+        let item = HashMap::from([(
+            POSITION.to_owned(),
+            AttributeValue::N("9223372036854775807".to_owned()),
+        )]);
+        assert_eq!(position_of(&item), Ok(i64::MAX as u64));
+        // 2^53 + 1 is the first integer an f64 cannot hold.
+        let item = HashMap::from([(POSITION.to_owned(), number(9_007_199_254_740_993))]);
+        assert_eq!(position_of(&item), Ok(9_007_199_254_740_993));
+        for bad in ["1.5", "-1", "9223372036854775808"] {
+            let item = HashMap::from([(POSITION.to_owned(), AttributeValue::N(bad.to_owned()))]);
+            assert_eq!(
+                position_of(&item).map_err(|e| e.field),
+                Err(POSITION),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn table_names_follow_dynamodb_rules() {
+        for good in ["abc", "checkpoints", "a.b-c_D9", &"x".repeat(255)] {
+            assert!(validate_table_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "ab", "with space", "ümlaut", "a/b", &"x".repeat(256)] {
+            let error = validate_table_name(bad).unwrap_err();
+            assert_eq!(
+                error.invalid_input().map(|i| i.argument),
+                Some(checkpoint_core::Argument::Setting("table")),
+                "{bad}"
+            );
+        }
+    }
+}
