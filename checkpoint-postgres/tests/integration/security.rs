@@ -1,4 +1,5 @@
-//! Security: passwords never shown by the store's Debug output or by its errors, and TLS.
+//! Security: passwords never shown by the store's Debug output or by its errors, TLS, and the
+//! least privilege the store needs at run time.
 //!
 //! The TLS test needs the crate's `tls-rustls` feature (sqlx's TLS is chosen at compile time,
 //! and turning it on here would turn it on for every crate of the workspace under
@@ -10,12 +11,15 @@
 //!
 //! Without the feature, a test shows that a URL asking for TLS fails to connect rather than
 //! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only) are tested
-//! in `tables`, with every operation, and the whole conformance kit runs under such a role in
-//! `runtime_role_conformance`.
+//! here with every operation, and the whole conformance kit runs under such a role in
+//! `kit::runtime_role`.
 
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{CheckpointStore, Error, Operation};
+use checkpoint_core::{
+    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+};
 use checkpoint_postgres::PostgresCheckpointStore;
+use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, Connection};
 
 use crate::support;
@@ -34,7 +38,7 @@ fn assert_hidden(what: &str, shown: &str, secret: &str) {
 const RUNTIME_ROLE: &str = "checkpoint_runtime_role";
 
 /// A store on the default table whose role may only SELECT, INSERT and UPDATE it: the factory
-/// of `runtime_role_conformance`. The table and the role are created by the superuser (once,
+/// of `kit::runtime_role`. The table and the role are created by the superuser (once,
 /// under an advisory lock, since the tests run in parallel).
 pub async fn runtime_role_store() -> PostgresCheckpointStore {
     // The superuser creates the table, then the role and its grants.
@@ -191,7 +195,7 @@ async fn without_the_tls_feature_a_url_asking_for_tls_fails() {
 #[cfg(feature = "tls-rustls")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_through_rustls_on_a_server_of_our_own() {
-    use crate::own_server::OwnPostgres;
+    use crate::support::own_server::OwnPostgres;
     use sqlx::PgConnection;
 
     let server = OwnPostgres::init().await;
@@ -322,5 +326,93 @@ async fn tls_through_rustls_on_a_server_of_our_own() {
         assert!(chain.contains(expected), "{why}: {chain}");
         assert_hidden(why, &format!("{chain} {error:?}"), SECRET);
         assert_hidden(why, &format!("{chain} {error:?}"), "wrong-Pw-77e1");
+    }
+}
+
+/// No server needed: the store's Debug output never shows connection options.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_output_hides_credentials() {
+    let options = support::connect_options_without_server(SECRET);
+    let pool = PgPoolOptions::new().connect_lazy_with(options);
+    let store = PostgresCheckpointStore::new(pool)
+        .with_table("app.checkpoints")
+        .unwrap();
+    let shown = format!("{store:?} {store:#?}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(shown.contains("app.checkpoints"), "{shown}");
+}
+
+/// A role with nothing but SELECT, INSERT and UPDATE on the table can do everything,
+/// migrate() included once the table exists; without UPDATE, a save is refused by the server
+/// with an error that is not worth retrying.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_insert_update_are_the_only_privileges_needed() {
+    let table = support::unique_ident("cp_privileges");
+    let role = support::unique_ident("cp_runtime_role");
+    let limited_role = support::unique_ident("cp_readonly_role");
+    let owner = support::store().await.with_table(&table).unwrap();
+    owner.migrate().await.unwrap();
+    support::admin_sql(format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
+         GRANT SELECT, INSERT, UPDATE ON \"{table}\" TO {role}; \
+         CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
+         GRANT SELECT, INSERT ON \"{table}\" TO {limited_role};"
+    ))
+    .await;
+
+    let outcome = async {
+        let options = support::connect_options()
+            .username(&role)
+            .password("runtime-pw");
+        let store = PostgresCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        store.migrate().await?;
+        let group = fresh_group("privileges");
+        store.save(&group, "s", 0, 1).await?;
+        store.save(&group, "s", 0, 2).await?;
+        store
+            .save_all(
+                &group,
+                &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
+            )
+            .await?;
+        assert_eq!(store.load(&group, "s", 0).await?, Some(3));
+        assert_eq!(store.list(&group).await?.len(), 2);
+        let fingerprint = Fingerprint::from_bytes([2; 32]);
+        assert_eq!(store.claim(&group, "x", 0, fingerprint, 5).await?, 5);
+        store.advance(&group, "x", 0, 5, 6).await?;
+        assert!(matches!(
+            store.advance(&group, "x", 0, 5, 7).await,
+            Err(Error::Moved {
+                expected: 5,
+                current: Some(6)
+            })
+        ));
+
+        let options = support::connect_options()
+            .username(&limited_role)
+            .password("readonly-pw");
+        let limited = PostgresCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        let refused = limited.save(&group, "s", 0, 9).await;
+        Ok::<_, Error>(refused)
+    }
+    .await;
+
+    owner.pool().close().await;
+    support::admin_sql(format!(
+        "DROP TABLE \"{table}\"; DROP ROLE {role}; DROP ROLE {limited_role};"
+    ))
+    .await;
+
+    match outcome {
+        Ok(Err(error @ Error::Backend { .. })) => {
+            assert!(!error.is_retryable(), "{error:?}");
+            let source = std::error::Error::source(&error).unwrap().to_string();
+            assert!(source.contains("permission denied"), "{source}");
+        }
+        other => panic!("expected the role without UPDATE to be refused, got {other:?}"),
     }
 }

@@ -2,11 +2,11 @@
 //!
 //! `DATABASE_URL` (read at run time) names the server, for example
 //! `postgres://postgres@127.0.0.1:5432/test`. Without it, a PostgreSQL container is started
-//! with testcontainers when a Docker engine is reachable. With neither, every test that needs
-//! a server fails and says how to provide one.
+//! with testcontainers when a Docker engine is reachable (through the kit's
+//! `harness::server_url`). With neither, every test that needs a server fails and says how to
+//! provide one.
 
 use std::str::FromStr;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -15,88 +15,36 @@ use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection};
 
+pub mod own_server;
+
 /// The environment variable with the server's URL.
 pub const URL_VAR: &str = "DATABASE_URL";
 
 /// The URL of the server under test: `DATABASE_URL`, or a container started once per test
 /// binary. Panics with instructions when there is neither.
 pub fn database_url() -> String {
-    static URL: OnceLock<Result<String, String>> = OnceLock::new();
-    match URL.get_or_init(resolve_url) {
-        Ok(url) => url.clone(),
-        Err(message) => panic!("{message}"),
-    }
+    checkpoint_conformance::harness::server_url(URL_VAR, start_container)
 }
 
-fn resolve_url() -> Result<String, String> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Ok(url),
-        _ => start_container(),
-    }
-}
-
-/// Starts `postgres` in Docker and returns its URL.
-///
-/// Each test runs in a runtime of its own, which ends with the test, while the container must
-/// serve them all: it is started on a thread of its own, whose runtime keeps it until the
-/// test binary exits.
-fn start_container() -> Result<String, String> {
+/// Starts `postgres` in Docker; its URL, and the container to keep alive.
+async fn start_container() -> Result<(String, impl Sized), String> {
     use testcontainers::runners::AsyncRunner;
     use testcontainers_modules::postgres::Postgres;
 
-    let (sender, receiver) = std::sync::mpsc::channel::<Result<String, String>>();
-    std::thread::Builder::new()
-        .name("postgres-container".to_owned())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    let _ = sender.send(Err(format!("cannot build a runtime: {error}")));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let started = async {
-                    let container = Postgres::default()
-                        .with_host_auth()
-                        .start()
-                        .await
-                        .map_err(|error| error.to_string())?;
-                    let host = container.get_host().await.map_err(|e| e.to_string())?;
-                    let port = container
-                        .get_host_port_ipv4(5432)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok::<_, String>((
-                        container,
-                        format!("postgres://postgres@{host}:{port}/postgres"),
-                    ))
-                };
-                match started.await {
-                    Ok((container, url)) => {
-                        let _ = sender.send(Ok(url));
-                        // Keep the container (and this runtime) alive until the process exits.
-                        std::future::pending::<()>().await;
-                        drop(container);
-                    }
-                    Err(error) => {
-                        let _ = sender.send(Err(format!(
-                            "{URL_VAR} is not set and no PostgreSQL container could be started \
-                             ({error}). Set {URL_VAR}, for example \
-                             `{URL_VAR}=postgres://postgres@127.0.0.1:5432/test`, or make a \
-                             Docker engine available."
-                        )));
-                    }
-                }
-            });
-        })
-        .map_err(|error| format!("cannot spawn the container thread: {error}"))?;
-    receiver
-        .recv()
-        .map_err(|_| "the container thread ended without an answer".to_owned())?
+    let container = Postgres::default()
+        .with_host_auth()
+        .start()
+        .await
+        .map_err(|error| error.to_string())?;
+    let host = container.get_host().await.map_err(|e| e.to_string())?;
+    let port = container
+        .get_host_port_ipv4(5432)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((
+        format!("postgres://postgres@{host}:{port}/postgres"),
+        container,
+    ))
 }
 
 /// The connect options of the server under test.
@@ -128,6 +76,15 @@ pub async fn admin_connection() -> PgConnection {
     PgConnection::connect_with(&connect_options())
         .await
         .unwrap_or_else(|error| panic!("cannot connect to the server in {URL_VAR}: {error}"))
+}
+
+/// Runs `sql` (one or more statements) as the superuser.
+pub async fn admin_sql(sql: String) {
+    let mut admin = admin_connection().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&mut admin)
+        .await
+        .unwrap();
 }
 
 /// An identifier no other test (or run) uses: `prefix_<pid>_<nanos>_<counter>`.

@@ -1,4 +1,5 @@
-//! Table names, migrations and the privileges the store needs at run time.
+//! Table names and migrations. (The privileges the store needs at run time are in
+//! `security`.)
 
 use checkpoint_conformance::fresh_group;
 use checkpoint_core::{
@@ -9,14 +10,6 @@ use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::AssertSqlSafe;
 
 use crate::support;
-
-async fn admin(sql: String) {
-    let mut admin = support::admin_connection().await;
-    sqlx::raw_sql(AssertSqlSafe(sql))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injection_attempts_are_refused_before_any_io() {
@@ -101,7 +94,7 @@ async fn a_schema_qualified_mixed_case_table_works_after_migrate() {
     let default = support::store().await;
     assert!(default.list(&group).await.unwrap().is_empty());
 
-    admin(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -131,12 +124,12 @@ async fn schema_sql_is_what_migrate_creates() {
         .await
         .with_table(&format!("{schema}.checkpoints"))
         .unwrap();
-    admin(store.schema_sql()).await;
+    support::admin_sql(store.schema_sql()).await;
     store.migrate().await.unwrap();
     let group = fresh_group("ddl");
     store.save(&group, "s", 7, 70).await.unwrap();
     assert_eq!(store.load(&group, "s", 7).await.unwrap(), Some(70));
-    admin(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,80 +154,5 @@ async fn many_processes_can_migrate_a_new_table_at_once() {
     }
     let group = fresh_group("race");
     store.save(&group, "s", 0, 1).await.unwrap();
-    admin(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
-}
-
-/// A role with nothing but SELECT, INSERT and UPDATE on the table can do everything,
-/// migrate() included once the table exists; without UPDATE, a save is refused by the server
-/// with an error that is not worth retrying.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn select_insert_update_are_the_only_privileges_needed() {
-    let table = support::unique_ident("cp_privileges");
-    let role = support::unique_ident("cp_runtime_role");
-    let limited_role = support::unique_ident("cp_readonly_role");
-    let owner = support::store().await.with_table(&table).unwrap();
-    owner.migrate().await.unwrap();
-    admin(format!(
-        "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
-         GRANT SELECT, INSERT, UPDATE ON \"{table}\" TO {role}; \
-         CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
-         GRANT SELECT, INSERT ON \"{table}\" TO {limited_role};"
-    ))
-    .await;
-
-    let outcome = async {
-        let options = support::connect_options()
-            .username(&role)
-            .password("runtime-pw");
-        let store = PostgresCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        store.migrate().await?;
-        let group = fresh_group("privileges");
-        store.save(&group, "s", 0, 1).await?;
-        store.save(&group, "s", 0, 2).await?;
-        store
-            .save_all(
-                &group,
-                &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
-            )
-            .await?;
-        assert_eq!(store.load(&group, "s", 0).await?, Some(3));
-        assert_eq!(store.list(&group).await?.len(), 2);
-        let fingerprint = Fingerprint::from_bytes([2; 32]);
-        assert_eq!(store.claim(&group, "x", 0, fingerprint, 5).await?, 5);
-        store.advance(&group, "x", 0, 5, 6).await?;
-        assert!(matches!(
-            store.advance(&group, "x", 0, 5, 7).await,
-            Err(Error::Moved {
-                expected: 5,
-                current: Some(6)
-            })
-        ));
-
-        let options = support::connect_options()
-            .username(&limited_role)
-            .password("readonly-pw");
-        let limited = PostgresCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        let refused = limited.save(&group, "s", 0, 9).await;
-        Ok::<_, Error>(refused)
-    }
-    .await;
-
-    owner.pool().close().await;
-    admin(format!(
-        "DROP TABLE \"{table}\"; DROP ROLE {role}; DROP ROLE {limited_role};"
-    ))
-    .await;
-
-    match outcome {
-        Ok(Err(error @ Error::Backend { .. })) => {
-            assert!(!error.is_retryable(), "{error:?}");
-            let source = std::error::Error::source(&error).unwrap().to_string();
-            assert!(source.contains("permission denied"), "{source}");
-        }
-        other => panic!("expected the role without UPDATE to be refused, got {other:?}"),
-    }
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
