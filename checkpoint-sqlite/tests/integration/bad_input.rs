@@ -23,7 +23,21 @@ impl MoreEntryPoints for OnConnection<'_> {
     async fn send(&mut self, call: Call<'_>) -> Option<(&'static str, Result<Reply, Error>)> {
         let (store, conn) = (self.store, &mut *self.conn);
         Some(match call {
-            Call::Load { .. } | Call::List { .. } => return None,
+            Call::Load {
+                group,
+                subscription,
+                partition,
+            } => (
+                "load_in",
+                store
+                    .load_in(conn, group, subscription, partition)
+                    .await
+                    .map(Reply::Loaded),
+            ),
+            Call::List { group } => (
+                "list_in",
+                store.list_in(conn, group).await.map(Reply::Listed),
+            ),
             Call::Save {
                 group,
                 subscription,
