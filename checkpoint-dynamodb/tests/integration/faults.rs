@@ -1,21 +1,28 @@
-//! Faults injected into servers of the tests' own (never the shared `DYNAMODB_ENDPOINT`): cut
-//! connections in the middle of concurrent histories, a crash and restart, a paused server.
-//! Each test shows that the fault hit (calls failed), that every failure was the typed error
-//! it should be (never a panic, never a wrong success), and that the store works again after.
+//! Faults and how they are reported. Injected into servers of the tests' own (never the shared
+//! `DYNAMODB_ENDPOINT`): cut connections in the middle of concurrent histories, a crash and
+//! restart, a paused server; each test shows that the fault hit (calls failed), that every
+//! failure was the typed error it should be (never a panic, never a wrong success), and that
+//! the store works again after. Beside them: an unreachable server, a missing table, a server
+//! that never answers and an item this store never writes, each an error that keeps its source
+//! and says honestly whether a retry may help.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::{AuditedStore, ErrorTally};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+    UnexpectedValue,
 };
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::cutting_proxy::CuttingProxy;
-use crate::own_moto::OwnMoto;
-use crate::support::{client_for, client_without_retries};
+use crate::support::cutting_proxy::CuttingProxy;
+use crate::support::own_moto::OwnMoto;
+use crate::support::{TABLE, client_for, client_without_retries, endpoint, store};
 
 fn fingerprint(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
@@ -333,4 +340,173 @@ async fn a_paused_server_times_out_every_operation_and_the_store_recovers() {
         }
     }
     assert_eq!(store.load(&group, "x", 0).await.expect("load"), Some(1_000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_server_is_a_retryable_backend_error_with_its_source() {
+    // A port nothing listens on: bind one, learn its number, close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let store =
+        DynamoDbCheckpointStore::new(client_without_retries(&format!("http://127.0.0.1:{port}")))
+            .with_table(TABLE)
+            .unwrap();
+    let error = store.save("g", "s", 0, 1).await.unwrap_err();
+    match &error {
+        Error::Backend {
+            backend: "dynamodb",
+            operation: Operation::Save,
+            retryable: true,
+            ..
+        } => {}
+        other => panic!("expected a retryable backend error, got {other:?}"),
+    }
+    assert!(
+        std::error::Error::source(&error).is_some(),
+        "the SDK error is kept as the source"
+    );
+    eprintln!("unreachable: {}", error_chain(&error));
+    let error = store
+        .save_all("g", &[checkpoint_core::Checkpoint::new("s", 0, 1)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::SaveAll,
+                retryable: true,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_table_is_a_permanent_error() {
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(&format!("missing-{}", fresh_group("t")))
+        .unwrap();
+    for error in [
+        store.load("g", "s", 0).await.unwrap_err(),
+        store.list("g").await.unwrap_err(),
+        store.save("g", "s", 0, 1).await.unwrap_err(),
+        store
+            .claim("g", "s", 0, Fingerprint::from_bytes([0; 32]), 0)
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    retryable: false,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let chain = error_chain(&error);
+        assert!(
+            chain.contains("ResourceNotFound"),
+            "the chain names the service error: {chain}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out() {
+    // Accepts connections and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{address}")))
+        .with_table(TABLE)
+        .unwrap()
+        .with_timeout(Duration::from_millis(300))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let error = store.load("g", "s", 0).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Timeout {
+                backend: "dynamodb",
+                operation: Operation::Load,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.is_retryable());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let error = store.advance("g", "s", 0, 1, 2).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Timeout {
+                operation: Operation::Advance,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    silent.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_the_store_did_not_write_is_a_permanent_error() {
+    let store = store().await;
+    let group = fresh_group("malformed");
+    // A position stored as a string, under a valid key of partition 0, subscription "s", and
+    // one above i64::MAX (a number no store writes; Redis refuses it too) for subscription "big".
+    for (subscription, position) in [
+        ("s", AttributeValue::S("12".to_owned())),
+        ("big", AttributeValue::N("9223372036854775808".to_owned())),
+    ] {
+        store
+            .client()
+            .put_item()
+            .table_name(store.table())
+            .set_item(Some(HashMap::from([
+                ("group".to_owned(), AttributeValue::S(group.clone())),
+                (
+                    "key".to_owned(),
+                    AttributeValue::S(format!("0000000000#{subscription}")),
+                ),
+                ("position".to_owned(), position),
+            ])))
+            .send()
+            .await
+            .unwrap();
+    }
+    for error in [
+        store.load(&group, "s", 0).await.unwrap_err(),
+        store.load(&group, "big", 0).await.unwrap_err(),
+        store.list(&group).await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    retryable: false,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let unexpected = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<UnexpectedValue>())
+            .unwrap_or_else(|| panic!("an UnexpectedValue source: {}", error_chain(&error)));
+        assert_eq!(unexpected.field, "position", "{unexpected}");
+    }
 }

@@ -4,29 +4,9 @@
 //! connection; the proxy counts request→response exchanges either way.
 
 use checkpoint_conformance::fresh_group;
-use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
-use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::support::{client_for, endpoint_address, store};
-
-/// A store whose requests go through a counting proxy, warmed up, and the proxy.
-async fn counted_store() -> (DynamoDbCheckpointStore, CountingProxy) {
-    let table = store().await.table().to_owned();
-    let proxy = CountingProxy::start(endpoint_address())
-        .await
-        .unwrap_or_else(|error| panic!("cannot start the counting proxy: {error}"));
-    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
-        .with_table(&table)
-        .unwrap();
-    // Warm-up: the client resolves its endpoint and credentials on first use.
-    store
-        .load(&fresh_group("warm-up"), "s", 0)
-        .await
-        .unwrap_or_else(|error| panic!("warm-up load failed: {error}"));
-    proxy.reset();
-    (store, proxy)
-}
+use crate::support::counted_store;
 
 fn fingerprint(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
@@ -136,84 +116,4 @@ async fn save_all_is_one_request_per_distinct_key() {
     proxy.reset();
     store.save_all(&group, &[]).await.unwrap();
     assert_eq!(proxy.round_trips(), 0, "an empty batch sends nothing");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn invalid_input_sends_nothing() {
-    let (store, proxy) = counted_store().await;
-    let group = fresh_group("invalid");
-    assert!(
-        store
-            .save(&group, "", 0, 1)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .save(&group, "s", 0, u64::MAX)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .load("", "s", 0)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .list(&"g".repeat(513))
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    let batch = [Checkpoint::new("ok", 0, 1), Checkpoint::new("bad\0", 0, 1)];
-    assert!(
-        store
-            .save_all(&group, &batch)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .claim(&group, "s", 0, fingerprint(1), u64::MAX)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .advance(&group, "s", 0, 5, 5)
-            .await
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert!(
-        store
-            .advance_in(&group, "s", 0, 5, 4)
-            .unwrap_err()
-            .invalid_input()
-            .is_some()
-    );
-    assert_eq!(
-        proxy.round_trips(),
-        0,
-        "invalid input must be rejected before any request"
-    );
-    assert_eq!(
-        store.load(&group, "ok", 0).await.unwrap(),
-        None,
-        "nothing of the invalid batch was stored"
-    );
 }

@@ -7,8 +7,8 @@ use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::CheckpointStore;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::own_moto::free_port;
-use crate::support::endpoint;
+use crate::support::own_moto::free_port;
+use crate::support::{TABLE, client_for, endpoint};
 
 const ACCESS_KEY: &str = "AKIDEXAMPLE";
 const SECRET_KEY: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -113,5 +113,18 @@ async fn an_https_endpoint_is_spoken_to_in_tls() {
     eprintln!(
         "https endpoint without a TLS server: {}",
         error_chain(&error)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_output_shows_no_client_configuration() {
+    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(TABLE)
+        .unwrap();
+    let debug = format!("{store:?}");
+    assert!(debug.contains(TABLE));
+    assert!(
+        !debug.contains("test"),
+        "no credentials or endpoint details: {debug}"
     );
 }

@@ -2,17 +2,25 @@
 //!
 //! `DYNAMODB_ENDPOINT` (read at run time) names a DynamoDB-compatible server, for example
 //! `http://127.0.0.1:8765` as printed by `scripts/services/dynamodb.sh up`. Without it, DynamoDB
-//! Local is started with testcontainers when a Docker engine is reachable. With neither, every
-//! test that needs a server fails and says how to provide one.
+//! Local is started with testcontainers when a Docker engine is reachable (through the kit's
+//! `harness::server_url`). With neither, every test that needs a server fails and says how to
+//! provide one.
+//!
+//! Servers of a test's own (for faults) and a proxy that cuts connections are in `own_moto` and
+//! `cutting_proxy`.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_conformance::{error_chain, fresh_group};
+use checkpoint_core::CheckpointStore;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
+
+pub mod cutting_proxy;
+pub mod own_moto;
 
 /// The environment variable with the server's endpoint URL.
 pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
@@ -23,79 +31,32 @@ pub const TABLE: &str = "checkpoints_unreached";
 /// The endpoint of the server under test: `DYNAMODB_ENDPOINT`, or a container started once per
 /// test binary. Panics with instructions when there is neither.
 pub fn endpoint() -> String {
-    static ENDPOINT: OnceLock<Result<String, String>> = OnceLock::new();
-    match ENDPOINT.get_or_init(resolve_endpoint) {
-        Ok(endpoint) => endpoint.clone(),
-        Err(message) => panic!("{message}"),
-    }
+    checkpoint_conformance::harness::server_url(ENDPOINT_VAR, start_container)
 }
 
-fn resolve_endpoint() -> Result<String, String> {
-    match std::env::var(ENDPOINT_VAR) {
-        Ok(endpoint) if !endpoint.trim().is_empty() => Ok(endpoint.trim().to_owned()),
-        _ => start_container(),
-    }
-}
-
-/// Starts DynamoDB Local in Docker and returns its endpoint.
-///
-/// Each test runs in a runtime of its own, which ends with the test, while the container must
-/// serve them all: it is started on a thread of its own, whose runtime keeps it until the test
-/// binary exits.
-fn start_container() -> Result<String, String> {
+/// Starts DynamoDB Local in Docker; its endpoint, and the container to keep alive.
+async fn start_container() -> Result<(String, impl Sized), String> {
     use testcontainers::runners::AsyncRunner;
     use testcontainers_modules::dynamodb_local::DynamoDb;
 
-    let (sender, receiver) = std::sync::mpsc::channel::<Result<String, String>>();
-    std::thread::Builder::new()
-        .name("dynamodb-container".to_owned())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    let _ = sender.send(Err(format!("cannot build a runtime: {error}")));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let started = async {
-                    let container = DynamoDb::default()
-                        .start()
-                        .await
-                        .map_err(|error| error.to_string())?;
-                    let host = container.get_host().await.map_err(|e| e.to_string())?;
-                    let port = container
-                        .get_host_port_ipv4(8000)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok::<_, String>((container, format!("http://{host}:{port}")))
-                };
-                match started.await {
-                    Ok((container, endpoint)) => {
-                        let _ = sender.send(Ok(endpoint));
-                        // Keep the container (and this runtime) alive until the process exits.
-                        std::future::pending::<()>().await;
-                        drop(container);
-                    }
-                    Err(error) => {
-                        let _ = sender.send(Err(format!(
-                            "{ENDPOINT_VAR} is not set and no DynamoDB Local container could be \
-                             started ({error}). Run `eval \"$(scripts/services/dynamodb.sh up)\"` \
-                             (it sets {ENDPOINT_VAR}=http://127.0.0.1:8765), set {ENDPOINT_VAR} \
-                             to another DynamoDB-compatible endpoint, or make a Docker engine \
-                             available."
-                        )));
-                    }
-                }
-            });
-        })
-        .map_err(|error| format!("cannot spawn the container thread: {error}"))?;
-    receiver
-        .recv()
-        .map_err(|_| "the container thread ended without an answer".to_owned())?
+    let started = async {
+        let container = DynamoDb::default()
+            .start()
+            .await
+            .map_err(|error| error.to_string())?;
+        let host = container.get_host().await.map_err(|e| e.to_string())?;
+        let port = container
+            .get_host_port_ipv4(8000)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>((format!("http://{host}:{port}"), container))
+    };
+    started.await.map_err(|error| {
+        format!(
+            "{error}; `eval \"$(scripts/services/dynamodb.sh up)\"` starts moto and sets \
+             {ENDPOINT_VAR}=http://127.0.0.1:8765"
+        )
+    })
 }
 
 /// A client for `endpoint` with static test credentials and the SDK's standard retries.
@@ -163,4 +124,22 @@ pub fn endpoint_address() -> String {
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("{ENDPOINT_VAR} must be an http:// URL, got {endpoint}"));
     without_scheme.trim_end_matches('/').to_owned()
+}
+
+/// A store on a table of its own whose requests go through a counting proxy, warmed up (the
+/// client resolves its endpoint and credentials on first use), and the proxy.
+pub async fn counted_store() -> (DynamoDbCheckpointStore, CountingProxy) {
+    let table = store().await.table().to_owned();
+    let proxy = CountingProxy::start(endpoint_address())
+        .await
+        .unwrap_or_else(|error| panic!("cannot start the counting proxy: {error}"));
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(&table)
+        .expect("a valid table name");
+    store
+        .load(&fresh_group("warm-up"), "s", 0)
+        .await
+        .unwrap_or_else(|error| panic!("warm-up load failed: {}", error_chain(&error)));
+    proxy.reset();
+    (store, proxy)
 }

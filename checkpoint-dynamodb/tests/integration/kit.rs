@@ -1,0 +1,12 @@
+//! The conformance kit over this store: every clause of the contract, one test each, each on a
+//! table of its own (see `support::store`).
+
+/// Every clause of the monotonic contract.
+mod monotonic {
+    checkpoint_conformance::checkpoint_store_tests!(crate::support::store);
+}
+
+/// Every clause of the exclusive contract (claim and advance).
+mod exclusive {
+    checkpoint_conformance::exclusive_store_tests!(crate::support::store);
+}
