@@ -3,6 +3,10 @@
 //! (calls failed), that every failure was a retryable backend or timeout error, that the
 //! history checker finds nothing acknowledged lost and nothing moved back, and that the store
 //! works again afterwards.
+//!
+//! On the single server and on the cluster (`single::`, `cluster::`): a server that lost its
+//! script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a group holding data no
+//! store writes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,9 +18,14 @@ use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
-use checkpoint_redis::RedisCheckpointStore;
+use checkpoint_redis::{RedisCheckpointStore, UnexpectedData};
 
-use crate::support::{DURABLE, OwnRedis, VOLATILE};
+use crate::support::{Conn, DURABLE, OwnRedis, VOLATILE, raw_value};
+
+crate::on_single_and_cluster!(
+    scripts_are_reloaded_after_script_flush
+    foreign_data_in_a_group_is_an_error
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_connections_in_the_middle_of_histories() {
@@ -353,4 +362,118 @@ async fn a_paused_server_times_out_in_bounded_time_and_the_store_works_after_it(
         .await
         .expect("advance after SIGCONT");
     eprintln!("after SIGCONT: the first save took {recovered:?}");
+}
+
+fn fingerprint(byte: u8) -> Fingerprint {
+    Fingerprint::from_bytes([byte; 32])
+}
+
+async fn script_flush<C: Conn>(store: &RedisCheckpointStore<C>) {
+    let mut connection = store.connection().clone();
+    // On a cluster redis-rs sends SCRIPT FLUSH to every node.
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut connection)
+        .await
+        .expect("SCRIPT FLUSH");
+}
+
+async fn scripts_are_reloaded_after_script_flush<C: Conn>(store: &RedisCheckpointStore<C>) {
+    let group = fresh_group("redis-flush");
+    store
+        .save(&group, "s", 0, 1)
+        .await
+        .expect("save before the flush");
+    script_flush(store).await;
+    store
+        .save(&group, "s", 0, 2)
+        .await
+        .expect("save after the flush");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(2));
+    script_flush(store).await;
+    store
+        .save_all(
+            &group,
+            &[Checkpoint::new("s", 0, 3), Checkpoint::new("s", 1, 4)],
+        )
+        .await
+        .expect("save_all after the flush");
+    script_flush(store).await;
+    let position = store
+        .claim(&group, "s", 0, fingerprint(2), 0)
+        .await
+        .expect("claim after the flush");
+    assert_eq!(position, 3);
+    script_flush(store).await;
+    store
+        .advance(&group, "s", 0, 3, 5)
+        .await
+        .expect("advance after the flush");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(5));
+    assert_eq!(store.load(&group, "s", 1).await.expect("load"), Some(4));
+    // A batch of several chunks, pipelined: every chunk finds the script gone and is sent
+    // again with its source.
+    script_flush(store).await;
+    let batch: Vec<Checkpoint> = (0..2_500u32)
+        .map(|i| Checkpoint::new("many", i, u64::from(i) + 10))
+        .collect();
+    store
+        .save_all(&group, &batch)
+        .await
+        .expect("save_all of three chunks after the flush");
+    let listed = store.list(&group).await.expect("list");
+    for checkpoint in &batch {
+        assert!(
+            listed.contains(checkpoint),
+            "{checkpoint:?} missing after the flush"
+        );
+    }
+}
+
+async fn foreign_data_in_a_group_is_an_error<C: Conn>(store: &RedisCheckpointStore<C>) {
+    let group = fresh_group("redis-foreign");
+    store.save(&group, "s", 0, 1).await.expect("save");
+    let mut connection = store.connection().clone();
+    let () = redis::cmd("HSET")
+        .arg(store.group_key(&group).expect("a valid group"))
+        .arg("0:t")
+        .arg("not a number")
+        .query_async(&mut connection)
+        .await
+        .expect("HSET");
+    for error in [
+        store
+            .list(&group)
+            .await
+            .expect_err("list of a corrupt group"),
+        store
+            .load(&group, "t", 0)
+            .await
+            .expect_err("load of a corrupt value"),
+        store
+            .save(&group, "t", 0, 5)
+            .await
+            .expect_err("save over a corrupt value"),
+    ] {
+        match &error {
+            Error::Backend {
+                retryable: false, ..
+            } => {}
+            other => panic!("expected a non-retryable backend error, got {other:?}"),
+        }
+        let chain = checkpoint_conformance::error_chain(&error);
+        assert!(
+            chain.contains("not a checkpoint") || chain.contains("unexpected data"),
+            "{chain}"
+        );
+    }
+    let error = store.list(&group).await.expect_err("list");
+    let source = std::error::Error::source(&error).expect("a source");
+    assert!(
+        source.downcast_ref::<UnexpectedData>().is_some(),
+        "{error:?}"
+    );
+    // The corrupt value was not overwritten by the refused save.
+    let raw = raw_value(store, &group, "0:t").await;
+    assert_eq!(raw.as_deref(), Some("not a number"));
 }

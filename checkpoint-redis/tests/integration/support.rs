@@ -1,4 +1,6 @@
-//! Where the servers come from, and a proxy that can stop answering.
+//! Where the servers come from (the single server, the cluster, servers of a test's own),
+//! proxies that hold back or delay answers, and what the Redis-only checks share: the
+//! connections they run on, a raw read of a stored value, and `on_single_and_cluster!`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,40 +9,37 @@ use std::time::{Duration, Instant};
 
 use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore};
 use redis::IntoConnectionInfo;
+use redis::aio::ConnectionLike;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// The single server's URL: `REDIS_URL`, or else a Redis started with testcontainers.
+/// The environment variable with the single server's URL.
+pub const URL_VAR: &str = "REDIS_URL";
+
+/// The environment variable with the cluster's node URLs, comma-separated.
+pub const CLUSTER_VAR: &str = "REDIS_CLUSTER_URLS";
+
+/// The single server's URL: `REDIS_URL`, or else a Redis started with testcontainers once per
+/// test binary (through the kit's `harness::server_url`). Panics with instructions when there
+/// is neither.
 pub async fn single_url() -> String {
-    if let Ok(url) = std::env::var("REDIS_URL") {
-        return url;
-    }
-    static CONTAINER_URL: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
-    CONTAINER_URL
-        .get_or_init(|| async {
-            use testcontainers::runners::AsyncRunner;
-            let container = testcontainers_modules::redis::Redis::default()
-                .start()
-                .await
-                .unwrap_or_else(|error| {
-                    panic!(
-                        "no Redis server for the tests: set REDIS_URL (for example \
-                         REDIS_URL=redis://127.0.0.1:6379), or make a Docker engine available \
-                         for testcontainers (starting a container failed: {error})"
-                    )
-                });
-            let host = container.get_host().await.expect("the container's host");
-            let port = container
-                .get_host_port_ipv4(6379)
-                .await
-                .expect("the container's Redis port");
-            // Each test runs in a runtime of its own; the container must outlive all of them,
-            // so it is never dropped (it stays until the Docker engine removes it).
-            std::mem::forget(container);
-            format!("redis://{host}:{port}")
-        })
+    checkpoint_conformance::harness::server_url(URL_VAR, start_container)
+}
+
+/// Starts Redis in Docker; its URL, and the container to keep alive.
+async fn start_container() -> Result<(String, impl Sized), String> {
+    use testcontainers::runners::AsyncRunner;
+
+    let container = testcontainers_modules::redis::Redis::default()
+        .start()
         .await
-        .clone()
+        .map_err(|error| error.to_string())?;
+    let host = container.get_host().await.map_err(|e| e.to_string())?;
+    let port = container
+        .get_host_port_ipv4(6379)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((format!("redis://{host}:{port}"), container))
 }
 
 /// The single server's address, for proxies.
@@ -65,12 +64,18 @@ pub async fn single_store() -> RedisCheckpointStore {
     let url = single_url().await;
     RedisCheckpointStore::connect(&url)
         .await
-        .unwrap_or_else(|error| panic!("cannot connect to REDIS_URL: {error:?}"))
+        .unwrap_or_else(|error| panic!("cannot connect to {URL_VAR}: {error:?}"))
 }
 
-/// The cluster's node URLs from `REDIS_CLUSTER_URLS`.
+/// The cluster's node URLs from `REDIS_CLUSTER_URLS`. No container is started for a cluster:
+/// without the variable every cluster test fails and says how to start one.
 pub fn cluster_urls() -> Vec<String> {
-    let urls = std::env::var("REDIS_CLUSTER_URLS").unwrap_or_default();
+    let urls = checkpoint_conformance::harness::server_url(CLUSTER_VAR, || async {
+        Err::<(String, ()), _>(
+            "no container is started for a cluster; `eval \"$(bash \
+             scripts/services/redis-cluster.sh up)\"` starts a local one and sets the variable",
+        )
+    });
     let urls: Vec<String> = urls
         .split(',')
         .map(str::trim)
@@ -79,9 +84,7 @@ pub fn cluster_urls() -> Vec<String> {
         .collect();
     assert!(
         !urls.is_empty(),
-        "no Redis Cluster for the tests: set REDIS_CLUSTER_URLS to comma-separated node URLs; \
-         `eval \"$(bash scripts/services/redis-cluster.sh up)\"` starts a local cluster and \
-         prints the line to set it"
+        "{CLUSTER_VAR} names no node: set it to comma-separated node URLs"
     );
     urls
 }
@@ -90,7 +93,7 @@ pub fn cluster_urls() -> Vec<String> {
 pub async fn cluster_store() -> RedisClusterCheckpointStore {
     RedisClusterCheckpointStore::connect_cluster(cluster_urls())
         .await
-        .unwrap_or_else(|error| panic!("cannot connect to REDIS_CLUSTER_URLS: {error:?}"))
+        .unwrap_or_else(|error| panic!("cannot connect to {CLUSTER_VAR}: {error:?}"))
 }
 
 /// A loopback TCP proxy whose answers can be held back: while frozen, nothing flows from the
@@ -350,4 +353,48 @@ pub fn free_port() -> u16 {
         .and_then(|listener| listener.local_addr())
         .expect("finding a free port")
         .port()
+}
+
+/// The connections the store runs on in these tests.
+pub trait Conn: ConnectionLike + Clone + Send + Sync + 'static {}
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Conn for C {}
+
+/// Raw `HGET` of the stored value, to see exactly what the scripts wrote.
+pub async fn raw_value<C: Conn>(
+    store: &RedisCheckpointStore<C>,
+    group: &str,
+    field: &str,
+) -> Option<String> {
+    let mut connection = store.connection().clone();
+    redis::cmd("HGET")
+        .arg(store.group_key(group).expect("a valid group"))
+        .arg(field)
+        .query_async(&mut connection)
+        .await
+        .expect("HGET")
+}
+
+/// Expands to one `#[tokio::test]` per check on the single server (`single::<check>`) and one
+/// on the cluster (`cluster::<check>`), each with a fresh store. A check is an
+/// `async fn(&RedisCheckpointStore<C>)` of the invoking module.
+#[macro_export]
+macro_rules! on_single_and_cluster {
+    ($($check:ident)*) => {
+        mod single {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    super::$check(&$crate::support::single_store().await).await;
+                }
+            )*
+        }
+        mod cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    super::$check(&$crate::support::cluster_store().await).await;
+                }
+            )*
+        }
+    };
 }

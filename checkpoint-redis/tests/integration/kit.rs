@@ -1,0 +1,22 @@
+//! The conformance kit over this store, against one Redis server (`single`) and against a
+//! Redis Cluster (`cluster`): every clause of the contract, one test each.
+
+/// Everything against one Redis server.
+mod single {
+    mod monotonic {
+        checkpoint_conformance::checkpoint_store_tests!(crate::support::single_store);
+    }
+    mod exclusive {
+        checkpoint_conformance::exclusive_store_tests!(crate::support::single_store);
+    }
+}
+
+/// Everything against a Redis Cluster.
+mod cluster {
+    mod monotonic {
+        checkpoint_conformance::checkpoint_store_tests!(crate::support::cluster_store);
+    }
+    mod exclusive {
+        checkpoint_conformance::exclusive_store_tests!(crate::support::cluster_store);
+    }
+}
