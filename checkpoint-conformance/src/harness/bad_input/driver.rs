@@ -1,331 +1,21 @@
-//! The bad-input driver: arbitrary arguments through every entry point of a store, counted on
-//! the wire.
-//!
-//! Invalid arguments must be refused with [`Error::InvalidInput`] naming the argument the
-//! contract says (group, then subscription, then the first position above `i64::MAX`; a batch
-//! names its first invalid entry; an advance's `to` must be ahead of its `from`) before any
-//! request leaves the process. Valid ones must reach the server and read back exactly.
-//!
-//! ```no_run
-//! # async fn example(store: &dyn checkpoint_core::ExclusiveCheckpointStore) {
-//! use checkpoint_conformance::harness::bad_input::BadInput;
-//! use checkpoint_conformance::round_trips::CountingProxy;
-//!
-//! let proxy = CountingProxy::start("127.0.0.1:6379").await.expect("a proxy");
-//! // ... connect `store` through proxy.local_addr() and warm it up, then:
-//! let report = BadInput::new(store, &proxy)
-//!     .run(&mut ())
-//!     .await
-//!     .unwrap_or_else(|failure| panic!("{failure}"));
-//! assert!(report.refused > 0 && report.performed > 0);
-//! # }
-//! ```
+//! The driver of one run: the refusal each call must meet, a model of what the valid calls
+//! stored, and the checks on every reply and on the round trips.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use async_trait::async_trait;
 use checkpoint_core::validation::{MAX_NAME_BYTES, MAX_POSITION};
 use checkpoint_core::{
     Argument, Checkpoint, Error, ExclusiveCheckpointStore, Fingerprint, InvalidReason,
 };
-use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 
+use super::calls::{Call, MoreEntryPoints, Reply};
+use crate::Failure;
 use crate::failure::error_chain;
-use crate::history::{HistoryConfig, seeded_runner};
-use crate::inputs::{Inputs, first_invalid, inputs, one_wrong, valid_name};
+use crate::inputs::{Inputs, first_invalid, valid_name};
 use crate::round_trips::CountingProxy;
-use crate::{Failure, fresh_group};
 
 /// The fingerprint of every claim the driver makes.
 const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([4; 32]);
-
-/// One call of the store's trait, with its arguments, as the driver makes it.
-#[derive(Debug, Clone, Copy)]
-#[allow(missing_docs)] // the fields are the trait methods' arguments
-pub enum Call<'a> {
-    /// [`load`](checkpoint_core::CheckpointStore::load).
-    Load {
-        group: &'a str,
-        subscription: &'a str,
-        partition: u32,
-    },
-    /// [`list`](checkpoint_core::CheckpointStore::list).
-    List { group: &'a str },
-    /// [`save`](checkpoint_core::CheckpointStore::save).
-    Save {
-        group: &'a str,
-        subscription: &'a str,
-        partition: u32,
-        position: u64,
-    },
-    /// [`save_all`](checkpoint_core::CheckpointStore::save_all).
-    SaveAll {
-        group: &'a str,
-        checkpoints: &'a [Checkpoint],
-    },
-    /// [`claim`](ExclusiveCheckpointStore::claim).
-    Claim {
-        group: &'a str,
-        subscription: &'a str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    },
-    /// [`advance`](ExclusiveCheckpointStore::advance).
-    Advance {
-        group: &'a str,
-        subscription: &'a str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    },
-}
-
-/// What a call returned when it succeeded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    /// A save, batch or advance was done.
-    Done,
-    /// A load returned this.
-    Loaded(Option<u64>),
-    /// A list returned these.
-    Listed(Vec<Checkpoint>),
-    /// A claim returned this position.
-    Claimed(u64),
-}
-
-impl Call<'_> {
-    /// The trait method's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Call::Load { .. } => "load",
-            Call::List { .. } => "list",
-            Call::Save { .. } => "save",
-            Call::SaveAll { .. } => "save_all",
-            Call::Claim { .. } => "claim",
-            Call::Advance { .. } => "advance",
-        }
-    }
-
-    /// Makes this call through the trait.
-    pub async fn on(self, store: &dyn ExclusiveCheckpointStore) -> Result<Reply, Error> {
-        match self {
-            Call::Load {
-                group,
-                subscription,
-                partition,
-            } => store
-                .load(group, subscription, partition)
-                .await
-                .map(Reply::Loaded),
-            Call::List { group } => store.list(group).await.map(Reply::Listed),
-            Call::Save {
-                group,
-                subscription,
-                partition,
-                position,
-            } => store
-                .save(group, subscription, partition, position)
-                .await
-                .map(|()| Reply::Done),
-            Call::SaveAll { group, checkpoints } => store
-                .save_all(group, checkpoints)
-                .await
-                .map(|()| Reply::Done),
-            Call::Claim {
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            } => store
-                .claim(
-                    group,
-                    subscription,
-                    partition,
-                    fingerprint,
-                    initial_position,
-                )
-                .await
-                .map(Reply::Claimed),
-            Call::Advance {
-                group,
-                subscription,
-                partition,
-                from,
-                to,
-            } => store
-                .advance(group, subscription, partition, from, to)
-                .await
-                .map(|()| Reply::Done),
-        }
-    }
-}
-
-/// A backend's own entry points beside the trait's, held to the same rules as the trait call
-/// they match. `()` is a backend with none.
-#[async_trait(?Send)]
-pub trait MoreEntryPoints {
-    /// The backend's entry point that does what `call` does and sends a request (the `*_in`
-    /// family on a caller's connection, an advance that also writes), named, with what it
-    /// returned; `None` when there is none for this call.
-    ///
-    /// It is called after the trait's call, with the same arguments when they must be refused
-    /// or are valid. After a valid advance moved the checkpoint to `to`, it is called with an
-    /// advance one step further, from `to` to `to + 1`.
-    async fn send(&mut self, call: Call<'_>) -> Option<(&'static str, Result<Reply, Error>)> {
-        let _ = call;
-        None
-    }
-
-    /// The backend's entry points that check the same arguments as `call` but send nothing
-    /// (a key built, a request prepared for the caller's own transaction), each named: every
-    /// one must accept exactly what `call` accepts, refuse the rest naming the same argument,
-    /// and never reach the server.
-    fn build(&mut self, call: Call<'_>) -> Vec<(&'static str, Result<(), Error>)> {
-        let _ = call;
-        Vec::new()
-    }
-}
-
-impl MoreEntryPoints for () {}
-
-/// What the driver did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BadInputReport {
-    /// Generated cases.
-    pub cases: u32,
-    /// The generator's seed (`CHECKPOINT_SEED` replays it).
-    pub seed: u64,
-    /// Calls refused with the right argument and no request.
-    pub refused: u64,
-    /// Valid calls that reached the server and read back exactly.
-    pub performed: u64,
-}
-
-impl fmt::Display for BadInputReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bad input: {} cases (CHECKPOINT_SEED={}), {} calls refused with no request, {} \
-             valid calls performed and read back",
-            self.cases, self.seed, self.refused, self.performed
-        )
-    }
-}
-
-/// Runs generated arguments through every entry point of a store: the trait's, and the
-/// backend's own through [`MoreEntryPoints`].
-///
-/// Each case calls `save`, `load`, `save_all`, `list`, then `claim` and `advance` on a
-/// subscription of their own. A call that must be refused must leave the proxy's count where
-/// it was; a valid call must cost at least one round trip (which shows the proxy counts) and
-/// read back what a model of the store holds. Cases come from `CHECKPOINT_SEED` (random by
-/// default); their number is `CHECKPOINT_HISTORIES`, kept within 64 to 256 unless
-/// [`cases_between`](Self::cases_between) says otherwise.
-pub struct BadInput<'a> {
-    store: &'a dyn ExclusiveCheckpointStore,
-    proxy: Option<&'a CountingProxy>,
-    cases: u32,
-    seed: u64,
-    refusals_only: bool,
-}
-
-impl fmt::Debug for BadInput<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BadInput")
-            .field("counted", &self.proxy.is_some())
-            .field("cases", &self.cases)
-            .field("seed", &self.seed)
-            .field("refusals_only", &self.refusals_only)
-            .finish()
-    }
-}
-
-impl<'a> BadInput<'a> {
-    /// The driver over `store`, whose requests all go through `proxy`. Warm the store up
-    /// first (connections open, scripts loaded, statements prepared): a valid call may cost
-    /// more than one round trip, but a refused one must cost none.
-    pub fn new(store: &'a dyn ExclusiveCheckpointStore, proxy: &'a CountingProxy) -> Self {
-        Self {
-            proxy: Some(proxy),
-            ..Self::uncounted(store)
-        }
-    }
-
-    /// The driver over a store with no wire to count (an embedded database): the same calls
-    /// and checks, without the round trips.
-    pub fn uncounted(store: &'a dyn ExclusiveCheckpointStore) -> Self {
-        let config = HistoryConfig::from_env();
-        Self {
-            store,
-            proxy: None,
-            cases: config.cases.clamp(64, 256),
-            seed: config.seed,
-            refusals_only: false,
-        }
-    }
-
-    /// `CHECKPOINT_HISTORIES` cases, kept within `min..=max` (a slow emulator wants fewer).
-    pub fn cases_between(mut self, min: u32, max: u32) -> Self {
-        self.cases = HistoryConfig::from_env().cases.clamp(min, max);
-        self
-    }
-
-    /// Cases with exactly one argument wrong ([`one_wrong`]), and no valid call made: for a
-    /// store whose valid calls would disturb the count (a pool that pings a connection as it
-    /// takes it back, in a task of its own), or to spend every case on refusals.
-    pub fn refusals_only(mut self) -> Self {
-        self.refusals_only = true;
-        self
-    }
-
-    /// Runs every case; the failure names the case, the call and the seed to replay it.
-    pub async fn run(self, more: &mut dyn MoreEntryPoints) -> Result<BadInputReport, Failure> {
-        let strategy: BoxedStrategy<Inputs> = if self.refusals_only {
-            one_wrong().boxed()
-        } else {
-            inputs().boxed()
-        };
-        let mut runner = seeded_runner(self.cases, self.seed);
-        let base = fresh_group("bad-input");
-        let mut driver = Driver {
-            store: self.store,
-            proxy: self.proxy,
-            more,
-            perform_valid: !self.refusals_only,
-            model: BTreeMap::new(),
-            refused: 0,
-            performed: 0,
-        };
-        for case in 0..self.cases {
-            let inputs = strategy
-                .new_tree(&mut runner)
-                .map_err(|reason| Failure::new(format!("generating inputs: {reason}")))?
-                .current();
-            driver.case(&base, case, &inputs).await.map_err(|failure| {
-                Failure::new(format!(
-                    "{failure}\n  in case {case} (CHECKPOINT_SEED={}): {inputs:?}",
-                    self.seed
-                ))
-            })?;
-        }
-        let report = BadInputReport {
-            cases: self.cases,
-            seed: self.seed,
-            refused: driver.refused,
-            performed: driver.performed,
-        };
-        eprintln!("{report}");
-        if report.refused == 0 || (driver.perform_valid && report.performed == 0) {
-            return Err(Failure::new(format!(
-                "the generator should produce both kinds of input: {report}"
-            )));
-        }
-        Ok(report)
-    }
-}
 
 /// How a call must be refused.
 #[derive(Debug, Clone, Copy)]
@@ -415,15 +105,17 @@ fn refusal(call: &Call<'_>) -> Option<Refusal> {
 /// A key of the model: group, subscription, partition.
 type ModelKey = (String, String, u32);
 
-struct Driver<'a, 'm> {
+pub(super) struct Driver<'a, 'm> {
     store: &'a dyn ExclusiveCheckpointStore,
     proxy: Option<&'a CountingProxy>,
     more: &'m mut dyn MoreEntryPoints,
     perform_valid: bool,
     /// What the valid calls stored.
     model: BTreeMap<ModelKey, u64>,
-    refused: u64,
-    performed: u64,
+    /// Calls refused as they should be.
+    pub(super) refused: u64,
+    /// Valid calls performed and read back.
+    pub(super) performed: u64,
 }
 
 /// Fails with a formatted message unless `condition` holds.
@@ -435,12 +127,34 @@ macro_rules! check {
     };
 }
 
-impl Driver<'_, '_> {
+impl<'a, 'm> Driver<'a, 'm> {
+    pub(super) fn new(
+        store: &'a dyn ExclusiveCheckpointStore,
+        proxy: Option<&'a CountingProxy>,
+        more: &'m mut dyn MoreEntryPoints,
+        perform_valid: bool,
+    ) -> Self {
+        Self {
+            store,
+            proxy,
+            more,
+            perform_valid,
+            model: BTreeMap::new(),
+            refused: 0,
+            performed: 0,
+        }
+    }
+
     fn round_trips(&self) -> u64 {
         self.proxy.map(CountingProxy::round_trips).unwrap_or(0)
     }
 
-    async fn case(&mut self, base: &str, case: u32, inputs: &Inputs) -> Result<(), Failure> {
+    pub(super) async fn case(
+        &mut self,
+        base: &str,
+        case: u32,
+        inputs: &Inputs,
+    ) -> Result<(), Failure> {
         // A fresh group per case, unless the generated one is invalid or too long to prefix
         // (then kept as generated).
         let unique = format!("{base}/{case}/{}", inputs.group);
