@@ -146,6 +146,70 @@ impl FreezingProxy {
     }
 }
 
+/// A loopback TCP proxy that can delay every answer of the server by the same time, as a
+/// network far away would: a client that waits for each reply before sending the next request
+/// takes that delay once per request, a client that pipelines takes it once.
+///
+/// Each chunk the server sends is timestamped when the proxy reads it and handed to the client
+/// `delay` later, in order; chunks read while earlier ones wait are not delayed again.
+pub struct DelayingProxy {
+    pub addr: SocketAddr,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl DelayingProxy {
+    pub async fn start(upstream: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binding a proxy");
+        let addr = listener.local_addr().expect("the proxy's address");
+        let delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let delay = Arc::clone(&delay_ms);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = TcpStream::connect(upstream).await else {
+                    continue;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                });
+                let (sender, mut receiver) =
+                    tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+                let delay = Arc::clone(&delay);
+                tokio::spawn(async move {
+                    let mut buffer = vec![0u8; 64 * 1024];
+                    while let Ok(n) = server_read.read(&mut buffer).await {
+                        let due = tokio::time::Instant::now()
+                            + Duration::from_millis(delay.load(Ordering::SeqCst));
+                        if n == 0 || sender.send((due, buffer[..n].to_vec())).is_err() {
+                            break;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    while let Some((due, bytes)) = receiver.recv().await {
+                        tokio::time::sleep_until(due).await;
+                        if client_write.write_all(&bytes).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        Self { addr, delay_ms }
+    }
+
+    /// Delays every answer read from now on by `delay`.
+    pub fn set_delay(&self, delay: Duration) {
+        let millis = u64::try_from(delay.as_millis()).expect("a delay in milliseconds");
+        self.delay_ms.store(millis, Ordering::SeqCst);
+    }
+}
+
 /// A redis-server of the test's own, on a free port of 127.0.0.1 with its data in a temporary
 /// folder, for the tests that stop, kill, pause or reconfigure a server: never the machine's
 /// shared one. Dropping it kills the process (even a paused one) and removes the folder, so a
