@@ -96,7 +96,7 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
         documented: Documented {
             save: 1,
             load: 1,
-            save_all: |n| n as u64,
+            save_all: |n| n as u64..=n as u64,
             // One page per 1 MB; the bench's 10,000 items are far below it.
             list: Some(|_| 1),
         },

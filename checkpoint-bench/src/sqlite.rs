@@ -67,7 +67,7 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
         documented: Documented {
             save: 1,
             load: 1,
-            save_all: |_| 1,
+            save_all: |_| 1..=1,
             list: Some(|_| 1),
         },
         batch_sizes: [1_000, 10_000],

@@ -2,6 +2,7 @@
 //! driven without the store (the floor, the raw client, the hand-written alternative).
 
 use std::future::Future;
+use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,8 +61,11 @@ pub struct Documented {
     pub save: u64,
     /// `load`.
     pub load: u64,
-    /// `save_all` of `n` distinct keys.
-    pub save_all: fn(usize) -> u64,
+    /// `save_all` of `n` distinct keys: the fewest and the most exchanges the proxy may count.
+    /// One number for a single request. A store that pipelines several requests waits for one
+    /// round of replies, but the proxy counts one more exchange each time the server starts
+    /// answering before the rest of the pipeline has passed it, which depends on timing.
+    pub save_all: fn(usize) -> RangeInclusive<u64>,
     /// `list` of a group of `n`, when the store documents an exact count.
     pub list: Option<fn(usize) -> u64>,
 }
