@@ -24,8 +24,8 @@ use tokio::task::JoinSet;
 use crate::allocator;
 use crate::measure::Samples;
 use crate::report::{Row, Target};
+use crate::stores::thousands;
 use crate::subject::{BenchError, context};
-use crate::thousands;
 
 /// Handler tasks of the end-to-end workload.
 const HANDLERS: u32 = 16;
