@@ -102,6 +102,17 @@ fn refusal(call: &Call<'_>) -> Option<Refusal> {
     }
 }
 
+/// `tag` and `name`, cut from the front of `name` (at a character boundary) where both would
+/// not fit in a valid name: a name as fresh as `tag`, and as long as `name` near the limit.
+fn fresh_within_limit(tag: &str, name: &str) -> String {
+    let room = MAX_NAME_BYTES.saturating_sub(tag.len());
+    let mut start = name.len().saturating_sub(room);
+    while !name.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("{tag}{}", &name[start..])
+}
+
 /// A key of the model: group, subscription, partition.
 type ModelKey = (String, String, u32);
 
@@ -155,11 +166,10 @@ impl<'a, 'm> Driver<'a, 'm> {
         case: u32,
         inputs: &Inputs,
     ) -> Result<(), Failure> {
-        // A fresh group per case, unless the generated one is invalid or too long to prefix
-        // (then kept as generated).
-        let unique = format!("{base}/{case}/{}", inputs.group);
-        let group = if valid_name(&inputs.group) && unique.len() <= MAX_NAME_BYTES {
-            unique
+        // A fresh group per case (a store keeps what earlier runs saved), unless the generated
+        // one is invalid (then kept as generated).
+        let group = if valid_name(&inputs.group) {
+            fresh_within_limit(&format!("{base}/{case}/"), &inputs.group)
         } else {
             inputs.group.clone()
         };
@@ -505,5 +515,27 @@ impl<'a, 'm> Driver<'a, 'm> {
     fn save(&mut self, key: ModelKey, position: u64) {
         let stored = self.model.entry(key).or_insert(position);
         *stored = (*stored).max(position);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_group_stays_valid_and_keeps_the_names_tail() {
+        let tag = "ck-bad-input-0123456789abcdef/7/";
+        assert_eq!(fresh_within_limit(tag, "orders"), format!("{tag}orders"));
+        for name in [
+            "n".repeat(MAX_NAME_BYTES),
+            "é".repeat(MAX_NAME_BYTES / 2),
+            format!("{}😀", "x".repeat(MAX_NAME_BYTES - 4)),
+        ] {
+            let group = fresh_within_limit(tag, &name);
+            assert!(group.starts_with(tag), "{group}");
+            assert!(name.ends_with(&group[tag.len()..]), "{group}");
+            assert!(valid_name(&group), "{} bytes", group.len());
+            assert!(group.len() > MAX_NAME_BYTES - 4, "{} bytes", group.len());
+        }
     }
 }
