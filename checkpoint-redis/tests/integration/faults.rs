@@ -4,9 +4,10 @@
 //! history checker finds nothing acknowledged lost and nothing moved back, and that the store
 //! works again afterwards.
 //!
-//! On the single server and on the cluster (`single::`, `cluster::`): a server that lost its
-//! script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a group holding data no
-//! store writes.
+//! On the single server: a hanging server times out, too few replica acknowledgements, a
+//! killed connection. On the single server and on the cluster (`single::`, `cluster::`): a
+//! server that lost its script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a
+//! group holding data no store writes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,9 +19,12 @@ use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
-use checkpoint_redis::{RedisCheckpointStore, UnexpectedData};
+use checkpoint_redis::{RedisCheckpointStore, ReplicaAckError, UnexpectedData};
 
-use crate::support::{Conn, DURABLE, OwnRedis, VOLATILE, raw_value};
+use crate::support::{
+    Conn, DURABLE, FreezingProxy, OwnRedis, VOLATILE, raw_value, single_addr, single_store,
+    single_url,
+};
 
 crate::on_single_and_cluster!(
     scripts_are_reloaded_after_script_flush
@@ -362,6 +366,147 @@ async fn a_paused_server_times_out_in_bounded_time_and_the_store_works_after_it(
         .await
         .expect("advance after SIGCONT");
     eprintln!("after SIGCONT: the first save took {recovered:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_server_times_out_and_the_next_call_works() {
+    let proxy = FreezingProxy::start(single_addr().await).await;
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
+        .await
+        .expect("connecting through the proxy")
+        .with_timeout(Duration::from_millis(300));
+    let group = fresh_group("redis-timeout");
+    store.save(&group, "s", 0, 1).await.expect("save");
+    proxy.freeze(true);
+    let started = Instant::now();
+    match store.save(&group, "s", 0, 2).await {
+        Err(Error::Timeout {
+            operation: Operation::Save,
+            after,
+            ..
+        }) => {
+            assert_eq!(after, Duration::from_millis(300));
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    match store.load(&group, "s", 0).await {
+        Err(error @ Error::Timeout { .. }) => assert!(error.is_retryable()),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    proxy.freeze(false);
+    // The timed-out save may or may not have been applied; it was sent, so it is.
+    store
+        .save(&group, "s", 0, 3)
+        .await
+        .expect("save after the server answers again");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_few_replica_acknowledgements_is_a_backend_error() {
+    let store = single_store().await;
+    let mut connection = store.connection().clone();
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut connection)
+        .await
+        .expect("INFO replication");
+    let replicas: u32 = info
+        .lines()
+        .find_map(|line| line.strip_prefix("connected_slaves:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("connected_slaves in INFO replication");
+    let group = fresh_group("redis-wait");
+    let acked = store
+        .clone()
+        .with_replica_ack(replicas + 1, Duration::from_millis(50));
+    let error = acked
+        .save(&group, "s", 0, 10)
+        .await
+        .expect_err("not enough replicas");
+    let source = std::error::Error::source(&error).expect("a source");
+    let ack = source
+        .downcast_ref::<ReplicaAckError>()
+        .unwrap_or_else(|| panic!("expected a ReplicaAckError, got {error:?}"));
+    assert_eq!(ack.requested, replicas + 1);
+    assert!(ack.acknowledged <= u64::from(replicas));
+    assert!(error.is_retryable());
+    assert!(error.to_string().contains("save"), "{error}");
+    assert!(
+        source.to_string().contains("replicas acknowledged"),
+        "{source}"
+    );
+    // The write is applied on the primary all the same.
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(10));
+    // Asking for what is there succeeds.
+    let enough = store
+        .clone()
+        .with_replica_ack(replicas, Duration::from_millis(50));
+    enough
+        .save(&group, "s", 0, 11)
+        .await
+        .expect("save with enough replicas");
+    enough
+        .save_all(&group, &[Checkpoint::new("s", 1, 1)])
+        .await
+        .expect("save_all with enough replicas");
+    enough
+        .claim(&group, "c", 0, Fingerprint::from_bytes([1; 32]), 0)
+        .await
+        .expect("claim with enough replicas");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_connection_loses_nothing_and_the_store_reconnects() {
+    let store = single_store().await;
+    let group = fresh_group("redis-killed");
+    store.save(&group, "s", 0, 10).await.expect("save");
+    let mut connection = store.connection().clone();
+    let id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut connection)
+        .await
+        .expect("CLIENT ID");
+    // Kill exactly the store's connection, from another one.
+    let client = redis::Client::open(single_url().await).expect("REDIS_URL");
+    let mut killer = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connecting");
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query_async(&mut killer)
+        .await
+        .expect("CLIENT KILL");
+    assert_eq!(killed, 1);
+    // The first call may see the dropped connection (a retryable error); the manager then
+    // reconnects and the next calls work. Nothing saved is lost or moved back.
+    match store.save(&group, "s", 0, 5).await {
+        Ok(()) => {}
+        Err(error) => assert!(error.is_retryable(), "{error:?}"),
+    }
+    let mut loaded = None;
+    for _ in 0..50 {
+        match store.load(&group, "s", 0).await {
+            Ok(position) => {
+                loaded = position;
+                break;
+            }
+            Err(error) => {
+                assert!(error.is_retryable(), "{error:?}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    assert_eq!(loaded, Some(10));
+    store
+        .save(&group, "s", 0, 11)
+        .await
+        .expect("save after reconnecting");
+    assert_eq!(store.load(&group, "s", 0).await.expect("load"), Some(11));
 }
 
 fn fingerprint(byte: u8) -> Fingerprint {

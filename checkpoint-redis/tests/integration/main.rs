@@ -11,6 +11,7 @@ mod bad_input;
 mod batches;
 mod faults;
 mod kit;
+mod round_trips;
 mod security;
 mod support;
 mod transactions;
@@ -19,8 +20,3 @@ mod transactions;
 mod cluster;
 mod layout;
 mod paging;
-
-/// Checks that need the single server.
-mod single {
-    mod single_server;
-}

@@ -1,13 +1,16 @@
 //! Security on servers of the tests' own: a least-privilege ACL user, TLS with certificate
-//! verification, and no secret in `Debug` output or errors.
+//! verification, and no secret in `Debug` output or errors; on the single server, a password
+//! never shown.
 
 use std::time::Duration;
 
 use checkpoint_conformance::{EXCLUSIVE_CASES, MONOTONIC_CASES, error_chain, fresh_group};
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_core::{
+    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+};
 use checkpoint_redis::{HashWrite, RedisCheckpointStore};
 
-use crate::support::{OwnRedis, VOLATILE, free_port};
+use crate::support::{OwnRedis, VOLATILE, free_port, single_addr, single_url};
 
 /// `ACL SETUSER <name> on ><password> <rules>` on `server`.
 async fn create_user(server: &OwnRedis, name: &str, password: &str, rules: &[String]) {
@@ -430,4 +433,102 @@ async fn tls_with_a_private_ca_and_no_secret_in_debug() {
         Ok(Ok(_)) => panic!("a plain-text connection to the TLS port succeeded"),
         Err(_elapsed) => panic!("a plain-text connection to the TLS port did not fail in 10 s"),
     }
+}
+
+/// A user with a password, made with ACL for this test and removed after it.
+struct TemporaryUser {
+    name: String,
+    password: String,
+}
+
+impl TemporaryUser {
+    async fn create() -> Self {
+        let group = fresh_group("user");
+        let name = format!("checkpoint-test-{group}");
+        let password = format!("pw-{group}-secret");
+        let client = redis::Client::open(single_url().await).expect("REDIS_URL");
+        let mut connection = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connecting");
+        let () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg(&name)
+            .arg("on")
+            .arg(format!(">{password}"))
+            .arg("~*")
+            .arg("+@all")
+            .query_async(&mut connection)
+            .await
+            .expect("ACL SETUSER");
+        Self { name, password }
+    }
+
+    async fn delete(&self) {
+        let client = redis::Client::open(single_url().await).expect("REDIS_URL");
+        let mut connection = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connecting");
+        let _: i64 = redis::cmd("ACL")
+            .arg("DELUSER")
+            .arg(&self.name)
+            .query_async(&mut connection)
+            .await
+            .expect("ACL DELUSER");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_and_errors_never_show_the_password() {
+    let addr = single_addr().await;
+    let user = TemporaryUser::create().await;
+    let url = format!("redis://{}:{}@{addr}/0", user.name, user.password);
+    let connected = RedisCheckpointStore::connect(&url).await;
+    let wrong = RedisCheckpointStore::connect(&format!(
+        "redis://{}:{}-wrong@{addr}/0",
+        user.name, user.password
+    ))
+    .await;
+    user.delete().await;
+    let store = connected.expect("connecting with the temporary user");
+    let debug = format!("{store:?} {:#?}", store);
+    assert!(
+        !debug.contains(&user.password),
+        "Debug shows the password: {debug}"
+    );
+    assert!(
+        debug.contains(&addr.port().to_string()),
+        "Debug shows the endpoint: {debug}"
+    );
+    // The connection itself would print it: that is why the store never prints it.
+    let connection_debug = format!("{:?}", store.connection());
+    eprintln!(
+        "connection Debug shows the password: {}",
+        connection_debug.contains(&user.password)
+    );
+
+    let error = wrong.expect_err("a wrong password must fail");
+    let text = format!(
+        "{error} {error:?} {}",
+        checkpoint_conformance::error_chain(&error)
+    );
+    assert!(
+        !text.contains(&user.password),
+        "the error shows the password: {text}"
+    );
+    assert!(
+        !error.is_retryable(),
+        "a refused password is not retryable: {error:?}"
+    );
+    match error {
+        Error::Backend {
+            operation: Operation::Connect,
+            ..
+        } => {}
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+    let malformed = RedisCheckpointStore::connect("redis://user:pw-hunter2@[::1").await;
+    let text = format!("{:?}", malformed.expect_err("a malformed URL"));
+    assert!(!text.contains("hunter2"), "{text}");
 }

@@ -1,0 +1,167 @@
+//! Round trips on the single server, counted on the wire by the kit's `CountingProxy`, and a
+//! pipelined `save_all` timed behind a proxy that delays every answer.
+
+use std::time::{Duration, Instant};
+
+use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::round_trips::CountingProxy;
+use checkpoint_core::{Checkpoint, CheckpointStore, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_redis::RedisCheckpointStore;
+
+use crate::support::{DelayingProxy, single_addr, single_url};
+
+/// Round trips per operation, counted on the wire after a warm-up, as the crate doc states.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_per_operation() {
+    let proxy = CountingProxy::start(single_addr().await)
+        .await
+        .expect("starting the counting proxy");
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
+        .await
+        .expect("connecting through the proxy");
+    let group = fresh_group("redis-round-trips");
+    let fingerprint = Fingerprint::from_bytes([9; 32]);
+    let batch: Vec<Checkpoint> = (0..10_000u32)
+        .map(|i| Checkpoint::new(format!("s{}", i % 10), i, u64::from(i) + 1))
+        .collect();
+
+    // Warm-up: every script once, so the server has it cached (EVALSHA hits).
+    store.save(&group, "warm", 0, 1).await.expect("save");
+    store.save_all(&group, &batch[..2]).await.expect("save_all");
+    store
+        .claim(&group, "warm", 1, fingerprint, 0)
+        .await
+        .expect("claim");
+    store
+        .advance(&group, "warm", 1, 0, 1)
+        .await
+        .expect("advance");
+    store.load(&group, "warm", 0).await.expect("load");
+
+    let mut measured = Vec::new();
+    macro_rules! count {
+        ($name:literal, $expected:expr, $operation:expr) => {{
+            proxy.reset();
+            $operation.await.expect($name);
+            let round_trips = proxy.round_trips();
+            measured.push(($name, round_trips));
+            assert_eq!(round_trips, $expected, "round trips of {}", $name);
+        }};
+    }
+    count!("save", 1, store.save(&group, "s", 0, 5));
+    count!("save (behind)", 1, store.save(&group, "s", 0, 4));
+    count!("load", 1, store.load(&group, "s", 0));
+    // Ten chunk calls in one pipeline: the client waits once (see
+    // `save_all_of_ten_chunks_waits_for_one_response_time`), but the proxy counts one more
+    // exchange each time the server starts answering before the rest of the pipeline has
+    // passed it, so its count depends on timing: 1 most of the time, at most one per chunk.
+    let chunks = 10_000usize.div_ceil(checkpoint_redis::SAVE_ALL_CHUNK) as u64;
+    assert_eq!(chunks, 10, "the documented chunk size");
+    proxy.reset();
+    store.save_all(&group, &batch).await.expect("save_all");
+    let round_trips = proxy.round_trips();
+    measured.push(("save_all of 10,000", round_trips));
+    assert!(
+        (1..=chunks).contains(&round_trips),
+        "save_all of 10,000: {round_trips} exchanges counted"
+    );
+    count!("claim", 1, store.claim(&group, "c", 0, fingerprint, 7));
+    count!("advance", 1, store.advance(&group, "c", 0, 7, 8));
+    let small = fresh_group("redis-round-trips-small");
+    store.save(&small, "s", 0, 1).await.expect("save");
+    count!("list (small group)", 1, store.list(&small));
+    // The batch, plus warm/0, warm/1, s/0 and c/0.
+    let listed = store.list(&group).await.expect("list");
+    assert_eq!(listed.len(), 10_000 + 4);
+    eprintln!("round trips per operation: {measured:?}");
+
+    // With a replica acknowledgement, each write is followed by one WAIT.
+    let acked = store
+        .clone()
+        .with_replica_ack(0, Duration::from_millis(100));
+    count!("save with WAIT", 2, acked.save(&group, "s", 0, 6));
+}
+
+/// save_all of 10,000 is ten script calls in one pipeline: behind a proxy that delays every
+/// answer of the server by one second, it takes that second once, not once per chunk (ten
+/// seconds); with `WAIT` after it, twice; after `SCRIPT FLUSH`, twice (every chunk is sent
+/// again with the script's source, in a second pipeline).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_all_of_ten_chunks_waits_for_one_response_time() {
+    const DELAY: Duration = Duration::from_secs(1);
+    let proxy = DelayingProxy::start(single_addr().await).await;
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
+        .await
+        .expect("connecting through the proxy")
+        .with_timeout(Duration::from_secs(60));
+    let group = fresh_group("redis-pipelined");
+    let batch = |offset: u64| -> Vec<Checkpoint> {
+        (0..10_000u32)
+            .map(|i| Checkpoint::new(format!("s{}", i % 10), i, u64::from(i) + offset))
+            .collect()
+    };
+    let chunks = 10_000usize.div_ceil(checkpoint_redis::SAVE_ALL_CHUNK);
+    assert_eq!(chunks, 10, "the documented chunk size");
+    // Undelayed warm-up: the script cached, every field created.
+    store.save_all(&group, &batch(1)).await.expect("save_all");
+
+    proxy.set_delay(DELAY);
+    let started = Instant::now();
+    store.save(&group, "s0", 0, 2).await.expect("save");
+    let one_save = started.elapsed();
+    assert!(
+        one_save >= DELAY,
+        "the proxy delays: a save took {one_save:?}"
+    );
+
+    let timed = |what: &'static str, responses: u32, took: Duration| {
+        eprintln!("{what}: {took:?} behind a {DELAY:?} delay per answer");
+        assert!(
+            took >= DELAY * responses && took < DELAY * (responses + 2),
+            "{what} took {took:?} behind a proxy that delays each answer by {DELAY:?}: \
+             expected {responses} response time(s), not one per chunk ({:?} for {chunks})",
+            DELAY * u32::try_from(chunks).expect("a few chunks")
+        );
+    };
+    let started = Instant::now();
+    store.save_all(&group, &batch(10)).await.expect("save_all");
+    timed("save_all of 10,000", 1, started.elapsed());
+
+    let acked = store
+        .clone()
+        .with_replica_ack(0, Duration::from_millis(100));
+    let started = Instant::now();
+    acked
+        .save_all(&group, &batch(20))
+        .await
+        .expect("save_all with WAIT");
+    timed("save_all of 10,000 with WAIT", 2, started.elapsed());
+
+    let mut admin = redis::Client::open(single_url().await)
+        .expect("REDIS_URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("an admin connection");
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut admin)
+        .await
+        .expect("SCRIPT FLUSH");
+    let started = Instant::now();
+    store
+        .save_all(&group, &batch(30))
+        .await
+        .expect("save_all after SCRIPT FLUSH");
+    timed(
+        "save_all of 10,000 after SCRIPT FLUSH",
+        2,
+        started.elapsed(),
+    );
+
+    proxy.set_delay(Duration::ZERO);
+    let mut listed = store.list(&group).await.expect("list");
+    listed.sort();
+    let mut expected = batch(30);
+    expected.sort();
+    assert_eq!(listed, expected);
+}
