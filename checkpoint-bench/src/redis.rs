@@ -16,9 +16,13 @@ use crate::subject::{
 /// The bench's own key prefix; its keys are deleted at the start of every run.
 const PREFIX: &str = "checkpoint-bench";
 
-/// The store's save script, the very file it compiles in. The crate does not export its
-/// scripts, so the bench reads the same file rather than a copy that could drift.
-const SAVE_LUA: &str = include_str!("../../checkpoint-redis/src/scripts/save.lua");
+/// The store's save script as the store sends it: the shared helpers, then `save.lua`, the very
+/// files it compiles in. The crate does not export its scripts, so the bench reads the same
+/// files rather than a copy that could drift.
+const SAVE_LUA: &str = concat!(
+    include_str!("../../checkpoint-redis/lua/positions.lua"),
+    include_str!("../../checkpoint-redis/lua/save.lua")
+);
 
 /// Connects, deletes the bench's keys and builds the direct and the counted subjects.
 pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {

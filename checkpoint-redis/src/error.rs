@@ -1,13 +1,14 @@
-//! How client errors become [`checkpoint_core::Error`], and this crate's own error sources.
+//! How client errors become [`checkpoint_core::Error`], deciding whether a retry may help, and
+//! the error source only this backend has ([`ReplicaAckError`]). A stored value this store never
+//! writes is a [`checkpoint_core::UnexpectedValue`] (read back in `layout.rs`).
 
 use std::fmt;
 use std::time::Duration;
 
-use checkpoint_core::{Error, Operation};
+use checkpoint_core::{Error, Operation, UnexpectedValue};
 use redis::{ErrorKind, RedisError, RetryMethod};
 
-/// The backend name in every [`Error::Backend`] and [`Error::Timeout`] of this crate.
-pub const BACKEND: &str = "redis";
+use crate::BACKEND;
 
 /// A client error as [`Error::Backend`], its source kept.
 ///
@@ -19,6 +20,12 @@ pub(crate) fn backend(operation: Operation, error: RedisError) -> Error {
     let retryable = !matches!(error.kind(), ErrorKind::AuthenticationFailed)
         && !matches!(error.retry_method(), RetryMethod::NoRetry);
     Error::backend(BACKEND, operation, retryable, error)
+}
+
+/// A value read back that this store cannot have written (see `layout.rs`), as the
+/// non-retryable error of `operation`: retrying reads the same value again.
+pub(crate) fn unexpected(operation: Operation) -> impl FnOnce(UnexpectedValue) -> Error {
+    move |value| value.into_error(BACKEND, operation)
 }
 
 /// Fewer replicas acknowledged a write than
@@ -49,32 +56,3 @@ impl fmt::Display for ReplicaAckError {
 }
 
 impl std::error::Error for ReplicaAckError {}
-
-/// The server answered with data this store never writes: a foreign field or value in a
-/// checkpoint hash, or a script reply of an unexpected shape.
-///
-/// The source of a non-retryable [`Error::Backend`]: something else writes into this store's
-/// keys (choose another [`key prefix`](crate::RedisCheckpointStore::with_key_prefix)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnexpectedData {
-    pub(crate) what: String,
-}
-
-impl UnexpectedData {
-    pub(crate) fn new(what: impl Into<String>) -> Self {
-        Self { what: what.into() }
-    }
-}
-
-impl fmt::Display for UnexpectedData {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unexpected data in the checkpoint store: {}", self.what)
-    }
-}
-
-impl std::error::Error for UnexpectedData {}
-
-/// [`UnexpectedData`] as a non-retryable [`Error::Backend`].
-pub(crate) fn unexpected(operation: Operation, what: impl Into<String>) -> Error {
-    Error::backend(BACKEND, operation, false, UnexpectedData::new(what))
-}

@@ -17,7 +17,7 @@
 //! let store = RedisCheckpointStore::connect("redis://127.0.0.1:6379")
 //!     .await?
 //!     .with_key_prefix("billing-service")?
-//!     .with_timeout(Duration::from_secs(2));
+//!     .with_timeout(Duration::from_secs(2))?;
 //! store.save("billing", "invoices", 0, 42).await?;
 //! store.save("billing", "invoices", 0, 17).await?; // a zombie's late save: ignored
 //! assert_eq!(store.load("billing", "invoices", 0).await?, Some(42));
@@ -57,8 +57,12 @@
 //!   subscription contains.
 //! - Exclusive checkpoints live in the same fields, so `list` and `load` see them; a monotonic
 //!   `save` keeps their fingerprint.
-//! - Everything else in a group's hash is an error ([`UnexpectedData`]): give each application
-//!   its own prefix.
+//! - Everything else in a group's hash (a field that is not `<partition>:<subscription>`, a
+//!   value that is not a checkpoint, a position above `i64::MAX`) is a non-retryable
+//!   [`Error::Backend`](checkpoint_core::Error::Backend) whose source is a
+//!   [`checkpoint_core::UnexpectedValue`], read with the range rules every store shares
+//!   ([`checkpoint_core::stored`]); a script that meets such a value refuses to write over it
+//!   (a script error). Give each application its own prefix.
 //!
 //! # Exact positions
 //!
@@ -77,7 +81,12 @@
 //! | `load` | `HGET` | 1 |
 //! | `list` | `HSCAN … COUNT` [`LIST_SCAN_COUNT`], following the cursor to 0 | 1 for a small group, about one per 1,000 checkpoints for a large one |
 //! | `claim` | `claim.lua` | 1 |
-//! | `advance`, [`advance_with`](RedisCheckpointStore::advance_with) | `advance.lua` | 1 |
+//! | `advance`, [`advance_in`](RedisCheckpointStore::advance_in) | `advance.lua` | 1 |
+//!
+//! The scripts are the files of the crate's `lua/` directory, compiled in: each runs after
+//! `lua/positions.lua`, the helpers they share (the exact comparison of decimal positions,
+//! splitting a stored value into its position and fingerprint), so that they are written once.
+//! Each file's header names its `KEYS` and `ARGV`.
 //!
 //! Scripts run with `EVALSHA`; when the server has lost its script cache (a restart, a
 //! failover, `SCRIPT FLUSH`) the first call after it sends `EVAL` with the source: one more
@@ -116,11 +125,11 @@
 //! Every script declares every key it touches in `KEYS`, as Redis Cluster (and
 //! Redis-compatible servers) require.
 //!
-//! # Exclusive checkpoints and "the projection's transaction"
+//! # Exclusive checkpoints and the caller's transaction
 //!
 //! `claim` and `advance` are one script each, so each is atomic on the server. Redis has no
 //! transaction that spans the caller's own logic, so instead of running `advance` inside the
-//! caller's transaction, [`advance_with`](RedisCheckpointStore::advance_with) takes the
+//! caller's transaction, [`advance_in`](RedisCheckpointStore::advance_in) takes the
 //! caller's writes (`HSET key field value`, see [`HashWrite`]) and applies them in the same
 //! script, only when the compare-and-set succeeds: the read model and the position commit
 //! together or not at all. The writes are decided before the call; on a cluster their keys
@@ -138,7 +147,7 @@
 //! // Same hash tag as the group's checkpoints, so the same cluster slot.
 //! let totals = format!("billing-totals:{}", store.hash_tag("billing")?);
 //! store
-//!     .advance_with("billing", "totals", 0, from, from + 50, &[
+//!     .advance_in("billing", "totals", 0, from, from + 50, &[
 //!         HashWrite::new(&totals, "invoices", "1250"),
 //!     ])
 //!     .await?; // Err(Error::Moved { .. }) if another owner got there first: nothing written
@@ -180,7 +189,7 @@
 //!   shard.
 //! - For an exclusive checkpoint, a lost advance lets a second owner, or the same one after a
 //!   restart, project a batch again: make the read-model writes idempotent, or keep them in
-//!   the same script with `advance_with` so that they are lost together with the position.
+//!   the same script with `advance_in` so that they are lost together with the position.
 //!
 //! # Faults, timeouts and errors
 //!
@@ -188,14 +197,17 @@
 //! source, retryable for I/O errors, dropped connections, `LOADING`, `TRYAGAIN`, `READONLY`
 //! and redirects, and not for script errors, wrong types, `NOPERM` or failed authentication.
 //!
-//! - **Timeouts.** [`connect`](RedisCheckpointStore::connect) gives the store one operation
-//!   timeout, [`DEFAULT_TIMEOUT`] (5 s) unless
-//!   [`with_timeout`](RedisCheckpointStore::with_timeout) sets another, and turns off the
-//!   client's per-command response timeout, so that an operation with its reconnects, `EVAL`
-//!   fallback and `WAIT` is bounded by that one timeout and fails with
-//!   [`checkpoint_core::Error::Timeout`] (retryable). Each connection attempt is bounded by
-//!   [`CONNECTION_TIMEOUT`]. A store made with [`new`](RedisCheckpointStore::new) over your
-//!   own connection has no timeout of its own until you set one.
+//! - **Timeouts.** Every store has one operation timeout,
+//!   [`DEFAULT_TIMEOUT`](checkpoint_core::DEFAULT_TIMEOUT) (5 s, as for every backend) unless
+//!   [`with_timeout`](RedisCheckpointStore::with_timeout) sets another (a zero duration is
+//!   refused) or [`without_timeout`](RedisCheckpointStore::without_timeout) lifts it. An
+//!   operation with its reconnects, `EVAL` fallback and `WAIT` is bounded by that one timeout
+//!   and fails with [`checkpoint_core::Error::Timeout`] (retryable);
+//!   [`connect`](RedisCheckpointStore::connect) turns off the client's per-command response
+//!   timeout so that the store's is the one that ends a call. Each connection attempt is
+//!   bounded by [`CONNECTION_TIMEOUT`]. A store made with [`new`](RedisCheckpointStore::new)
+//!   over your own connection has the same timeout; that connection's own settings apply
+//!   underneath it.
 //! - **Dropped connections.** The calls in flight on a connection the server closes
 //!   (`CLIENT KILL`, a restart, a network error) fail with a retryable backend error; the
 //!   [`ConnectionManager`](redis::aio::ConnectionManager) then reconnects by itself (three
@@ -211,8 +223,13 @@
 //!   a retryable backend or timeout error, the history checker found nothing acknowledged lost
 //!   and nothing moved back, and the store worked again afterwards.
 //!
-//! Each operation runs in a `debug` span (`redis.save`, `redis.list`, ...) with the group,
-//! subscription, partition and batch size.
+//! # Tracing
+//!
+//! Every operation is one `tracing` span at DEBUG level named `checkpoint.<operation>`
+//! (`checkpoint.save`, `checkpoint.save_all`, `checkpoint.advance_in`, `checkpoint.connect`,
+//! ...) with the field `backend = "redis"`, the call's group, subscription, partition and
+//! positions, and what the call found out (`moved`, `chunks`, `found`). A connection's span
+//! holds its host and port, never its URL or password.
 //!
 //! # Security
 //!
@@ -252,11 +269,11 @@
 //!   ```
 //!
 //!   (add `+wait` for [`with_replica_ack`](RedisCheckpointStore::with_replica_ack), a key
-//!   pattern for the keys `advance_with` writes unless they are under the prefix, and on
+//!   pattern for the keys `advance_in` writes unless they are under the prefix, and on
 //!   Redis 7.2 and later `+client|setinfo`, which redis-rs sends on connecting). `HGET`,
 //!   `HMGET` and `HSET` are there because the scripts call them: Redis checks a script's
 //!   commands and its declared keys against the user's rules, and refuses a script with a key
-//!   outside them before it runs, so a refused `advance_with` changes nothing. The tests run
+//!   outside them before it runs, so a refused `advance_in` changes nothing. The tests run
 //!   the conformance kit (all but its long concurrent histories) through such a user, with no refusal in the server's ACL log,
 //!   and show that keys outside the prefix and other commands are refused (`NOPERM`).
 #![cfg_attr(
@@ -264,16 +281,53 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod error;
-mod keys;
-mod script;
-mod store;
-#[cfg(feature = "tls-rustls")]
-mod tls;
+use std::time::Duration;
 
-pub use error::{BACKEND, ReplicaAckError, UnexpectedData};
-pub use keys::{DEFAULT_KEY_PREFIX, MAX_KEY_PREFIX_BYTES};
-pub use store::{
-    CONNECTION_TIMEOUT, DEFAULT_TIMEOUT, HashWrite, LIST_SCAN_COUNT, MAX_SAVE_ALL_CHUNK,
-    RedisCheckpointStore, RedisClusterCheckpointStore, SAVE_ALL_CHUNK,
-};
+mod connect;
+mod error;
+mod layout;
+mod requests;
+mod store;
+mod transaction;
+
+pub use error::ReplicaAckError;
+pub use store::{RedisCheckpointStore, RedisClusterCheckpointStore};
+pub use transaction::HashWrite;
+
+/// The backend name in [`Error::Backend`](checkpoint_core::Error::Backend),
+/// [`Error::Timeout`](checkpoint_core::Error::Timeout) and the `backend` field of every span:
+/// `"redis"`.
+pub const BACKEND: &str = "redis";
+
+/// The key prefix a store uses unless
+/// [`with_key_prefix`](RedisCheckpointStore::with_key_prefix) sets another.
+pub const DEFAULT_KEY_PREFIX: &str = "checkpoint";
+
+/// The longest key prefix [`with_key_prefix`](RedisCheckpointStore::with_key_prefix) accepts,
+/// in bytes.
+pub const MAX_KEY_PREFIX_BYTES: usize = 128;
+
+/// The most entries one `save_all` script call carries unless
+/// [`with_save_all_chunk`](RedisCheckpointStore::with_save_all_chunk) says otherwise. A larger
+/// batch is split into calls of this size, so that one script never holds the single-threaded
+/// server for long (a 1,000-entry call measured 1.5 to 8 ms of server time on a busy 2-core
+/// test machine); the calls are pipelined, so the batch still waits for one round of replies.
+pub const SAVE_ALL_CHUNK: usize = 1_000;
+
+/// The largest chunk [`with_save_all_chunk`](RedisCheckpointStore::with_save_all_chunk)
+/// accepts: the script passes every field of a chunk to `HMGET` and every update to `HSET`
+/// through Lua's `unpack`, which Redis's Lua 5.1 limits to about 8,000 values.
+pub const MAX_SAVE_ALL_CHUNK: usize = 2_000;
+
+/// The `COUNT` hint of each `HSCAN` call of `list`: how many fields the server visits per
+/// round trip of a large group (small groups come back in one reply whatever the hint).
+pub const LIST_SCAN_COUNT: usize = 1_000;
+
+/// How long [`connect`](RedisCheckpointStore::connect)'s connection waits for each connection
+/// attempt (the first one and every reconnect).
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The README's example, compiled as a doc test so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

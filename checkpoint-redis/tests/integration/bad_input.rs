@@ -1,5 +1,5 @@
 //! Bad input: arbitrary names, partitions and positions through every public entry point,
-//! counted on the wire by the kit's bad-input driver (with `advance_with`, and `group_key` and
+//! counted on the wire by the kit's bad-input driver (with `advance_in`, and `group_key` and
 //! `hash_tag`, which send nothing). Invalid ones are refused with the invalid-input error before
 //! any request leaves the process; valid ones round-trip exactly. Names that look like SQL,
 //! Lua, RESP or key syntax are stored verbatim.
@@ -14,11 +14,11 @@ use checkpoint_redis::{HashWrite, RedisCheckpointStore};
 
 use crate::support::{single_addr, single_store};
 
-/// This store's own entry points: `advance_with` (an advance that also writes into a read
+/// This store's own entry points: `advance_in` (an advance that also writes into a read
 /// model's hash), and `group_key` and `hash_tag`, which check the group and send nothing.
 struct RedisEntryPoints<'a> {
     store: &'a RedisCheckpointStore,
-    /// The read model's hash `advance_with` writes into.
+    /// The read model's hash `advance_in` writes into.
     read_model: String,
 }
 
@@ -38,9 +38,9 @@ impl MoreEntryPoints for RedisEntryPoints<'_> {
         let writes = [HashWrite::new(&self.read_model, subscription, "v")];
         let result = self
             .store
-            .advance_with(group, subscription, partition, from, to, &writes)
+            .advance_in(group, subscription, partition, from, to, &writes)
             .await;
-        Some(("advance_with", result.map(|()| Reply::Done)))
+        Some(("advance_in", result.map(|()| Reply::Done)))
     }
 
     fn build(&mut self, call: Call<'_>) -> Vec<(&'static str, Result<(), Error>)> {
@@ -88,7 +88,7 @@ async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() 
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
 
-    // Settings, and an advance_with that would write into the group's own hash.
+    // Settings, and an advance_in that would write into the group's own hash.
     for prefix in [
         String::new(),
         "a{b".to_owned(),
@@ -119,7 +119,7 @@ async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() 
         .expect("claim");
     let before_own = proxy.round_trips();
     let error = store
-        .advance_with(&base, "own", 0, 0, 1, &[HashWrite::new(&own, "0:x", "1")])
+        .advance_in(&base, "own", 0, 0, 1, &[HashWrite::new(&own, "0:x", "1")])
         .await
         .expect_err("a write into the group's own hash");
     assert!(
@@ -129,7 +129,7 @@ async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() 
     assert_eq!(
         proxy.round_trips(),
         before_own,
-        "a refused advance_with made a request"
+        "a refused advance_in made a request"
     );
     assert_eq!(store.load(&base, "own", 0).await.expect("load"), Some(0));
 
@@ -142,7 +142,7 @@ async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() 
 }
 
 /// Names that look like SQL, Lua, RESP, glob patterns or key syntax, as groups, subscriptions
-/// and `advance_with` fields and values, through every entry point: stored and returned
+/// and `advance_in` fields and values, through every entry point: stored and returned
 /// verbatim, and the group's key in Redis is exactly the documented one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_that_look_like_code_or_key_syntax_are_stored_verbatim() {
@@ -214,7 +214,7 @@ async fn names_that_look_like_code_or_key_syntax_are_stored_verbatim() {
             store.hash_tag(&group).expect("tag")
         );
         store
-            .advance_with(
+            .advance_in(
                 &group,
                 name,
                 7_000 + index as u32,
@@ -223,7 +223,7 @@ async fn names_that_look_like_code_or_key_syntax_are_stored_verbatim() {
                 &[HashWrite::new(&read_model, name, name)],
             )
             .await
-            .expect("advance_with");
+            .expect("advance_in");
         let mut listed = store.list(&group).await.expect("list");
         listed.sort();
         assert_eq!(

@@ -42,7 +42,7 @@ async fn groups_spread_over_slots_and_each_group_keeps_one_slot() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn advance_with_a_key_of_another_slot_is_refused_and_changes_nothing() {
+async fn advance_in_a_key_of_another_slot_is_refused_and_changes_nothing() {
     let store = cluster_store().await;
     let group = fresh_group("redis-crossslot");
     store
@@ -60,7 +60,7 @@ async fn advance_with_a_key_of_another_slot_is_refused_and_changes_nothing() {
     }
     let foreign = foreign.expect("a key in another slot");
     let error = store
-        .advance_with(&group, "p", 0, 1, 2, &[HashWrite::new(&foreign, "f", "v")])
+        .advance_in(&group, "p", 0, 1, 2, &[HashWrite::new(&foreign, "f", "v")])
         .await
         .expect_err("a cross-slot write must be refused");
     match &error {

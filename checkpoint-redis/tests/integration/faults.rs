@@ -18,8 +18,9 @@ use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+    UnexpectedValue,
 };
-use checkpoint_redis::{RedisCheckpointStore, ReplicaAckError, UnexpectedData};
+use checkpoint_redis::{RedisCheckpointStore, ReplicaAckError};
 
 use crate::support::{
     Conn, DURABLE, FreezingProxy, OwnRedis, VOLATILE, raw_value, single_addr, single_store,
@@ -183,7 +184,7 @@ async fn server_restarts_in_the_middle_of_histories() {
         let down_for = started.elapsed();
         assert!(error.is_retryable(), "{error:?}");
         assert!(
-            down_for < checkpoint_redis::DEFAULT_TIMEOUT + Duration::from_secs(1),
+            down_for < checkpoint_core::DEFAULT_TIMEOUT + Duration::from_secs(1),
             "{down_for:?}"
         );
         eprintln!("a save while the server is down failed after {down_for:?}: {error}");
@@ -293,7 +294,8 @@ async fn a_paused_server_times_out_in_bounded_time_and_the_store_works_after_it(
     let store = RedisCheckpointStore::connect(&server.url())
         .await
         .expect("connecting to the test's own server")
-        .with_timeout(timeout);
+        .with_timeout(timeout)
+        .expect("a valid timeout");
     let group = fresh_group("redis-paused");
     let fingerprint = Fingerprint::from_bytes([3; 32]);
     store.save(&group, "s", 0, 1).await.expect("save");
@@ -374,7 +376,8 @@ async fn a_hanging_server_times_out_and_the_next_call_works() {
     let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
         .await
         .expect("connecting through the proxy")
-        .with_timeout(Duration::from_millis(300));
+        .with_timeout(Duration::from_millis(300))
+        .expect("a valid timeout");
     let group = fresh_group("redis-timeout");
     store.save(&group, "s", 0, 1).await.expect("save");
     proxy.freeze(true);
@@ -608,14 +611,15 @@ async fn foreign_data_in_a_group_is_an_error<C: Conn>(store: &RedisCheckpointSto
         }
         let chain = checkpoint_conformance::error_chain(&error);
         assert!(
-            chain.contains("not a checkpoint") || chain.contains("unexpected data"),
+            chain.contains("not a checkpoint")
+                || chain.contains("which no checkpoint store writes"),
             "{chain}"
         );
     }
     let error = store.list(&group).await.expect_err("list");
     let source = std::error::Error::source(&error).expect("a source");
     assert!(
-        source.downcast_ref::<UnexpectedData>().is_some(),
+        source.downcast_ref::<UnexpectedValue>().is_some(),
         "{error:?}"
     );
     // The corrupt value was not overwritten by the refused save.

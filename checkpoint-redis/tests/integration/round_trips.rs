@@ -93,7 +93,8 @@ async fn save_all_of_ten_chunks_waits_for_one_response_time() {
     let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
         .await
         .expect("connecting through the proxy")
-        .with_timeout(Duration::from_secs(60));
+        .with_timeout(Duration::from_secs(60))
+        .expect("a valid timeout");
     let group = fresh_group("redis-pipelined");
     let batch = |offset: u64| -> Vec<Checkpoint> {
         (0..10_000u32)

@@ -112,9 +112,9 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         .expect("advance");
     let totals = format!("{prefix}:totals:{}", store.hash_tag(&group).expect("tag"));
     store
-        .advance_with(&group, "e", 0, 11, 12, &[HashWrite::new(&totals, "n", "1")])
+        .advance_in(&group, "e", 0, 11, 12, &[HashWrite::new(&totals, "n", "1")])
         .await
-        .expect("advance_with into a key under the prefix");
+        .expect("advance_in into a key under the prefix");
     let () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query_async(&mut admin)
@@ -219,10 +219,10 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         "{}",
         error_chain(&error)
     );
-    // advance_with with a write outside the user's keys: refused before the script runs, so
+    // advance_in with a write outside the user's keys: refused before the script runs, so
     // the position does not move either.
     let error = store
-        .advance_with(
+        .advance_in(
             &group,
             "e",
             0,

@@ -1,4 +1,4 @@
-//! `advance_with`, this store's form of the caller's transaction: the caller's hash writes are
+//! `advance_in`, this store's form of the caller's transaction: the caller's hash writes are
 //! applied by the same script as the advance, only when the advance succeeds; on the single
 //! server and on the cluster.
 
@@ -8,13 +8,13 @@ use checkpoint_redis::{HashWrite, RedisCheckpointStore};
 
 use crate::support::Conn;
 
-crate::on_single_and_cluster!(advance_with_writes_only_when_the_advance_succeeds);
+crate::on_single_and_cluster!(advance_in_writes_only_when_the_advance_succeeds);
 
 fn fingerprint(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
 }
 
-async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
+async fn advance_in_writes_only_when_the_advance_succeeds<C: Conn>(
     store: &RedisCheckpointStore<C>,
 ) {
     let group = fresh_group("redis-advance-with");
@@ -26,7 +26,7 @@ async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
         .await
         .expect("claim");
     store
-        .advance_with(
+        .advance_in(
             &group,
             "p",
             0,
@@ -38,7 +38,7 @@ async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
             ],
         )
         .await
-        .expect("advance_with");
+        .expect("advance_in");
     let mut connection = store.connection().clone();
     let shipped: Option<String> = redis::cmd("HGET")
         .arg(&read_model)
@@ -51,7 +51,7 @@ async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
 
     // A stale advance writes nothing.
     match store
-        .advance_with(
+        .advance_in(
             &group,
             "p",
             0,
@@ -69,7 +69,7 @@ async fn advance_with_writes_only_when_the_advance_succeeds<C: Conn>(
     }
     // An advance of a checkpoint that does not exist writes nothing either.
     match store
-        .advance_with(
+        .advance_in(
             &group,
             "absent",
             0,

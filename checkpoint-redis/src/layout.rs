@@ -1,16 +1,39 @@
-//! The key layout: one hash per group, one field per (subscription, partition).
+//! How a checkpoint is laid out in Redis: one hash per group under the key prefix, one field
+//! per (subscription, partition), the value `<position>` or `<position>|<fingerprint>`; the
+//! key prefix rule, the cluster hash tag, and reading stored values back through
+//! [`checkpoint_core::stored`].
 //!
 //! Everything here is pure string handling, tested without a server.
 
 use checkpoint_core::error::{Argument, InvalidInput, InvalidReason};
-use checkpoint_core::{Error, Fingerprint};
+use checkpoint_core::stored::position_from_decimal;
+use checkpoint_core::validation::validate_group;
+use checkpoint_core::{Error, Fingerprint, UnexpectedValue};
 
-/// The key prefix used unless [`with_key_prefix`](crate::RedisCheckpointStore::with_key_prefix)
-/// sets another.
-pub const DEFAULT_KEY_PREFIX: &str = "checkpoint";
+use crate::{MAX_KEY_PREFIX_BYTES, RedisCheckpointStore};
 
-/// The longest key prefix accepted, in bytes.
-pub const MAX_KEY_PREFIX_BYTES: usize = 128;
+/// A field of a group's hash, in an [`UnexpectedValue`].
+pub(crate) const FIELD: &str = "field";
+/// The position part of a stored value (or a position a script returns).
+pub(crate) const POSITION: &str = "position";
+/// The fingerprint part of a stored value (or a fingerprint a script returns).
+pub(crate) const FINGERPRINT: &str = "fingerprint";
+
+impl<C> RedisCheckpointStore<C> {
+    /// The cluster hash tag of `group`, `{<group with % and } percent-escaped>}`: a key that
+    /// holds it lives in the same cluster slot as the group's checkpoints, so
+    /// [`advance_in`](Self::advance_in) can write it atomically with an advance.
+    pub fn hash_tag(&self, group: &str) -> Result<String, Error> {
+        validate_group(group)?;
+        Ok(hash_tag(group))
+    }
+
+    /// The key of the hash that holds every checkpoint of `group`.
+    pub fn group_key(&self, group: &str) -> Result<String, Error> {
+        validate_group(group)?;
+        Ok(group_key(self.key_prefix(), group))
+    }
+}
 
 /// Checks a key prefix: non-empty, at most [`MAX_KEY_PREFIX_BYTES`], no `{`, `}` or NUL.
 ///
@@ -69,6 +92,20 @@ pub(crate) fn group_key(prefix: &str, group: &str) -> String {
     format!("{prefix}:{}", hash_tag(group))
 }
 
+/// The ACL key pattern that covers every key under `prefix`: `~<prefix>:*`, the prefix's glob
+/// characters escaped.
+pub(crate) fn key_pattern(prefix: &str) -> String {
+    let mut pattern = String::from("~");
+    for c in prefix.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push_str(":*");
+    pattern
+}
+
 /// The field of (subscription, partition): `<partition>:<subscription>`.
 ///
 /// The partition is a decimal number without `:`, so the first `:` always ends it: the
@@ -77,14 +114,22 @@ pub(crate) fn field(subscription: &str, partition: u32) -> String {
     format!("{partition}:{subscription}")
 }
 
-/// The (subscription, partition) of a field, or `None` for a field this store did not write.
-pub(crate) fn parse_field(field: &[u8]) -> Option<(String, u32)> {
-    let field = std::str::from_utf8(field).ok()?;
-    let (partition, subscription) = field.split_once(':')?;
+/// The (subscription, partition) of a field; an [`UnexpectedValue`] for a field this store did
+/// not write.
+pub(crate) fn parse_field(field: &[u8]) -> Result<(String, u32), UnexpectedValue> {
+    let not_a_field = || {
+        UnexpectedValue::new(
+            FIELD,
+            format!("{}, not `<partition>:<subscription>`", shown(field)),
+        )
+    };
+    let text = std::str::from_utf8(field).map_err(|_| not_a_field())?;
+    let (partition, subscription) = text.split_once(':').ok_or_else(not_a_field)?;
     if partition.is_empty() || !partition.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        return Err(not_a_field());
     }
-    Some((subscription.to_owned(), partition.parse().ok()?))
+    let partition = partition.parse().map_err(|_| not_a_field())?;
+    Ok((subscription.to_owned(), partition))
 }
 
 /// A stored value: `<position>` or `<position>|<64 hex digits of the fingerprint>`.
@@ -94,27 +139,46 @@ pub(crate) struct StoredValue {
     pub(crate) fingerprint: Option<Fingerprint>,
 }
 
-/// Parses a stored value, or `None` when it is not one this store writes.
-pub(crate) fn parse_value(value: &[u8]) -> Option<StoredValue> {
-    let value = std::str::from_utf8(value).ok()?;
-    let (position, fingerprint) = match value.split_once('|') {
-        Some((position, fingerprint)) => (position, Some(Fingerprint::from_hex(fingerprint)?)),
-        None => (value, None),
+/// Reads a stored value back; an [`UnexpectedValue`] when it is not one this store writes.
+/// The position follows the range rules of every store ([`position_from_decimal`]): decimal
+/// digits only, at most `i64::MAX`, parsed exactly.
+pub(crate) fn parse_value(value: &[u8]) -> Result<StoredValue, UnexpectedValue> {
+    let text = std::str::from_utf8(value)
+        .map_err(|_| UnexpectedValue::new(POSITION, format!("{}, not UTF-8", shown(value))))?;
+    let (position, fingerprint) = match text.split_once('|') {
+        Some((position, fingerprint)) => (position, Some(parse_fingerprint(fingerprint)?)),
+        None => (text, None),
     };
-    Some(StoredValue {
+    Ok(StoredValue {
         position: parse_position(position)?,
         fingerprint,
     })
 }
 
-/// A position as the scripts return it: decimal digits only, within `0..=i64::MAX`.
-pub(crate) fn parse_position(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// A position as stored or as a script returns it (see [`parse_value`]).
+pub(crate) fn parse_position(text: &str) -> Result<u64, UnexpectedValue> {
+    position_from_decimal(POSITION, text)
+}
+
+/// A fingerprint as stored or as a script returns it: 64 hex digits.
+pub(crate) fn parse_fingerprint(text: &str) -> Result<Fingerprint, UnexpectedValue> {
+    Fingerprint::from_hex(text).ok_or_else(|| {
+        UnexpectedValue::new(
+            FINGERPRINT,
+            format!("{}, not 64 hex digits", shown(text.as_bytes())),
+        )
+    })
+}
+
+/// Bytes read back, for a person to read in an [`UnexpectedValue`]: at most 40 characters,
+/// quoted and escaped.
+pub(crate) fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut shown: String = text.chars().take(40).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
     }
-    text.parse::<u64>()
-        .ok()
-        .filter(|p| *p <= checkpoint_core::validation::MAX_POSITION)
+    format!("{shown:?}")
 }
 
 #[cfg(test)]
@@ -172,15 +236,22 @@ mod tests {
         for ((subscription, partition), f) in keys.iter().zip(&fields) {
             assert_eq!(
                 parse_field(f.as_bytes()),
-                Some(((*subscription).to_owned(), *partition))
+                Ok(((*subscription).to_owned(), *partition))
             );
         }
         fields.sort();
         fields.dedup();
         assert_eq!(fields.len(), keys.len());
-        assert_eq!(parse_field(b"x:a"), None);
-        assert_eq!(parse_field(b"4294967296:a"), None);
-        assert_eq!(parse_field(b"+1:a"), None);
+        for foreign in [
+            &b"x:a"[..],
+            b"4294967296:a",
+            b"+1:a",
+            b"no colon",
+            b"\xff:a",
+        ] {
+            let error = parse_field(foreign).expect_err("a foreign field");
+            assert_eq!(error.field, FIELD);
+        }
     }
 
     #[test]
@@ -188,7 +259,7 @@ mod tests {
         let max = i64::MAX.to_string();
         assert_eq!(
             parse_value(max.as_bytes()),
-            Some(StoredValue {
+            Ok(StoredValue {
                 position: i64::MAX as u64,
                 fingerprint: None
             })
@@ -197,15 +268,23 @@ mod tests {
         let with = format!("9007199254740993|{fingerprint}");
         assert_eq!(
             parse_value(with.as_bytes()),
-            Some(StoredValue {
+            Ok(StoredValue {
                 position: 9_007_199_254_740_993,
                 fingerprint: Some(fingerprint)
             })
         );
-        assert_eq!(parse_value(b"9223372036854775808"), None);
-        assert_eq!(parse_value(b"-1"), None);
-        assert_eq!(parse_value(b"1|zz"), None);
-        assert_eq!(parse_value(b""), None);
+        for (value, field) in [
+            (&b"9223372036854775808"[..], POSITION),
+            (b"-1", POSITION),
+            (b"", POSITION),
+            (b"\xff", POSITION),
+            (b"1|zz", FINGERPRINT),
+        ] {
+            let error = parse_value(value).expect_err("a value no store writes");
+            assert_eq!(error.field, field, "{value:?}");
+        }
+        let long = parse_value("x".repeat(1_000).as_bytes()).expect_err("not a position");
+        assert!(long.found.len() < 100, "{}", long.found);
     }
 
     #[test]
@@ -217,5 +296,11 @@ mod tests {
         assert!(validate_prefix("a}b").is_err());
         assert!(validate_prefix(&"p".repeat(MAX_KEY_PREFIX_BYTES)).is_ok());
         assert!(validate_prefix(&"p".repeat(MAX_KEY_PREFIX_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn key_patterns_escape_glob_characters() {
+        assert_eq!(key_pattern("checkpoint"), "~checkpoint:*");
+        assert_eq!(key_pattern("a*b?[c]\\"), "~a\\*b\\?\\[c\\]\\\\:*");
     }
 }

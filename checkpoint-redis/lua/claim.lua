@@ -9,6 +9,8 @@
 -- {'changed', <stored fingerprint>} when the checkpoint was claimed under another fingerprint.
 -- A checkpoint saved only monotonically (a value without `|`) adopts ARGV[2] and keeps its
 -- position.
+--
+-- Runs after positions.lua (split_stored).
 
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if not stored then
@@ -16,8 +18,8 @@ if not stored then
   return {'ok', ARGV[3]}
 end
 
-local bar = string.find(stored, '|', 1, true)
-if not bar then
+local position, suffix = split_stored(stored)
+if suffix == '' then
   if string.find(stored, '^%d+$') == nil then
     return redis.error_reply('ERR checkpoint: the stored value is not a checkpoint')
   end
@@ -25,7 +27,7 @@ if not bar then
   return {'ok', stored}
 end
 
-local position, fingerprint = string.sub(stored, 1, bar - 1), string.sub(stored, bar + 1)
+local fingerprint = string.sub(suffix, 2)
 if fingerprint ~= ARGV[2] then
   return {'changed', fingerprint}
 end

@@ -5,35 +5,14 @@
 -- ARGV[2i]         the position of entry i, a decimal string without leading zeros
 --
 -- The client sends at most one entry per field (it collapses repeats to the highest first)
--- and at most 1,000 entries per call, so one call never blocks the server long. The script
--- reads every field with one HMGET and writes the ones that move with one HSET: two calls
--- into Redis instead of two per entry. (unpack() of Redis's Lua 5.1 takes at most about
--- 8,000 values, so a call must stay below 4,000 entries.)
+-- and at most 1,000 entries per call by default (2,000 at most), so one call never blocks the
+-- server long. The script reads every field with one HMGET and writes the ones that move with
+-- one HSET: two calls into Redis instead of two per entry. (unpack() of Redis's Lua 5.1 takes
+-- at most about 8,000 values, so a call must stay below 4,000 entries.)
 -- Returns the number of checkpoints that moved (or were created).
 --
--- Same value format and comparison as save.lua: decimal strings, never Lua numbers.
-
-local function is_position(s)
-  return string.find(s, '^%d+$') ~= nil and (#s == 1 or string.byte(s, 1) ~= 48)
-end
-
-local function ahead(a, b)
-  if #a ~= #b then
-    return #a > #b
-  end
-  if a == b then
-    return false
-  end
-  -- Equal lengths: the first differing digit decides. Bytes, not `a > b`, which would go
-  -- through the server's locale (strcoll).
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x > y
-    end
-  end
-  return false
-end
+-- Runs after positions.lua (is_position, ahead, split_stored): same value format and
+-- comparison as save.lua, decimal strings, never Lua numbers.
 
 if #ARGV == 0 or #ARGV % 2 ~= 0 then
   return redis.error_reply('ERR checkpoint: expected field and position pairs')
@@ -56,11 +35,7 @@ for j = 1, #fields do
     updates[#updates + 1] = fields[j]
     updates[#updates + 1] = position
   else
-    local bar = string.find(value, '|', 1, true)
-    local current, suffix = value, ''
-    if bar then
-      current, suffix = string.sub(value, 1, bar - 1), string.sub(value, bar)
-    end
+    local current, suffix = split_stored(value)
     if not is_position(current) then
       -- Nothing is written yet: a call with a corrupt value changes nothing.
       return redis.error_reply('ERR checkpoint: a stored value is not a checkpoint')

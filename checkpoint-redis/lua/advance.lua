@@ -12,8 +12,8 @@
 --
 -- Returns {'ok'} after the move, {'moved'} when the checkpoint does not exist, or
 -- {'moved', <current position>} when it is not at `from`. The positions are compared as exact
--- strings, never as Lua numbers (doubles lose exactness above 2^53). A fingerprint suffix
--- (`|<fingerprint>`) is kept as it is.
+-- strings, never as Lua numbers (doubles lose exactness above 2^53). Runs after positions.lua
+-- (split_stored): a fingerprint suffix (`|<fingerprint>`) is kept as it is.
 
 if #ARGV ~= 3 + 2 * (#KEYS - 1) then
   return redis.error_reply('ERR checkpoint: expected one field and value per write key')
@@ -27,11 +27,7 @@ if not stored then
   return {'moved'}
 end
 
-local bar = string.find(stored, '|', 1, true)
-local current, suffix = stored, ''
-if bar then
-  current, suffix = string.sub(stored, 1, bar - 1), string.sub(stored, bar)
-end
+local current, suffix = split_stored(stored)
 if current ~= ARGV[2] then
   return {'moved', current}
 end

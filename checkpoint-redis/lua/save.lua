@@ -1,0 +1,32 @@
+-- save: move one checkpoint forward, never back.
+--
+-- KEYS[1]  the group's hash (`<prefix>:{<escaped group>}`)
+-- ARGV[1]  the field: `<partition>:<subscription>`
+-- ARGV[2]  the position, a decimal string without leading zeros, 0 ..= i64::MAX
+--
+-- Returns 1 when the stored position moved (or was created), 0 when it was already at or
+-- ahead of ARGV[2].
+--
+-- Runs after positions.lua (is_position, ahead, split_stored): the fingerprint suffix of an
+-- exclusive checkpoint is kept as it is, and positions are compared as decimal strings.
+
+local position = ARGV[2]
+if not is_position(position) then
+  return redis.error_reply('ERR checkpoint: the position argument is not a decimal position')
+end
+
+local stored = redis.call('HGET', KEYS[1], ARGV[1])
+if not stored then
+  redis.call('HSET', KEYS[1], ARGV[1], position)
+  return 1
+end
+
+local current, suffix = split_stored(stored)
+if not is_position(current) then
+  return redis.error_reply('ERR checkpoint: the stored value is not a checkpoint')
+end
+if ahead(position, current) then
+  redis.call('HSET', KEYS[1], ARGV[1], position .. suffix)
+  return 1
+end
+return 0

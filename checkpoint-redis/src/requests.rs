@@ -1,0 +1,444 @@
+//! Every request the store sends, and how each reply is read: the Lua scripts of `lua/`
+//! (embedded at compile time, each behind the shared helpers of `lua/positions.lua`), the
+//! plain commands (`HGET`, `HSCAN`, `WAIT`), and how a script runs: `EVALSHA`, and `EVAL` of
+//! the source when the server does not have the script cached; one call at a time or several
+//! pipelined.
+//!
+//! Each function below sends one request (or one pipeline) on the store's connection and reads
+//! its reply. The store validates the input before and applies its timeout around it.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
+use redis::aio::ConnectionLike;
+use redis::{
+    Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs,
+};
+
+use crate::error::{ReplicaAckError, backend, unexpected};
+use crate::layout::{self, parse_field, parse_fingerprint, parse_position, parse_value};
+use crate::{BACKEND, HashWrite, LIST_SCAN_COUNT};
+
+// Each script is `lua/positions.lua` (the helpers every script shares) followed by the
+// operation's own file: the script the server runs.
+
+/// `save`: move one checkpoint forward.
+static SAVE: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::new(concat!(
+        include_str!("../lua/positions.lua"),
+        include_str!("../lua/save.lua")
+    ))
+});
+/// `save_all`: move a chunk of checkpoints of one group forward.
+static SAVE_ALL: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::new(concat!(
+        include_str!("../lua/positions.lua"),
+        include_str!("../lua/save_all.lua")
+    ))
+});
+/// `claim`: load an exclusive checkpoint, creating it on first use.
+static CLAIM: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::new(concat!(
+        include_str!("../lua/positions.lua"),
+        include_str!("../lua/claim.lua")
+    ))
+});
+/// `advance`: compare-and-set, with the caller's hash writes.
+static ADVANCE: LazyLock<LuaScript> = LazyLock::new(|| {
+    LuaScript::new(concat!(
+        include_str!("../lua/positions.lua"),
+        include_str!("../lua/advance.lua")
+    ))
+});
+
+/// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
+/// `HGET` for `load`, `HSCAN` for `list`) and those its scripts call (`HGET`, `HMGET`, `HSET`),
+/// as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica acknowledgement.
+pub(crate) const COMMAND_RULES: [&str; 6] =
+    ["+evalsha", "+eval", "+hget", "+hmget", "+hset", "+hscan"];
+/// The ACL rule for [`wait_for_replicas`].
+pub(crate) const WAIT_RULE: &str = "+wait";
+
+/// `HGET` of one checkpoint.
+pub(crate) async fn load<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+    field: &str,
+) -> Result<Option<u64>, Error> {
+    let value: Option<Vec<u8>> = redis::cmd("HGET")
+        .arg(key)
+        .arg(field)
+        .query_async(connection)
+        .await
+        .map_err(|e| backend(Operation::Load, e))?;
+    value
+        .map(|value| parse_value(&value).map(|value| value.position))
+        .transpose()
+        .map_err(unexpected(Operation::Load))
+}
+
+/// `HSCAN … COUNT` [`LIST_SCAN_COUNT`] of a group's hash, following the cursor to 0.
+pub(crate) async fn list<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+) -> Result<HashMap<(String, u32), u64>, Error> {
+    // HSCAN may return a field more than once while the hash is rehashed; keep the highest
+    // position seen (positions only move forward).
+    let mut found: HashMap<(String, u32), u64> = HashMap::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, items): (u64, Vec<Vec<u8>>) = redis::cmd("HSCAN")
+            .arg(key)
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(LIST_SCAN_COUNT)
+            .query_async(connection)
+            .await
+            .map_err(|e| backend(Operation::List, e))?;
+        if items.len() % 2 != 0 {
+            return Err(unexpected(Operation::List)(UnexpectedValue::new(
+                "HSCAN reply",
+                format!("{} elements, not field and value pairs", items.len()),
+            )));
+        }
+        for pair in items.chunks_exact(2) {
+            let key = parse_field(&pair[0]).map_err(unexpected(Operation::List))?;
+            let value = parse_value(&pair[1]).map_err(unexpected(Operation::List))?;
+            let position = found.entry(key).or_insert(value.position);
+            *position = (*position).max(value.position);
+        }
+        if next == 0 {
+            return Ok(found);
+        }
+        cursor = next;
+    }
+}
+
+/// `save.lua`: whether the stored position moved.
+pub(crate) async fn save<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+    field: &str,
+    position: u64,
+) -> Result<bool, Error> {
+    let moved: i64 = SAVE
+        .call()
+        .key(key)
+        .arg(field)
+        .arg(position.to_string())
+        .invoke(connection)
+        .await
+        .map_err(|e| backend(Operation::Save, e))?;
+    Ok(moved == 1)
+}
+
+/// `save_all.lua`, one call per chunk of at most `chunk` entries, all calls in one pipeline:
+/// the client waits for one round of replies, and the server still runs each chunk as a short
+/// script of its own. Every chunk uses the group's key, so on a cluster the pipeline goes to
+/// one node. `entries` holds one entry per key. Returns how many checkpoints moved.
+pub(crate) async fn save_all<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+    entries: &[Checkpoint],
+    chunk: usize,
+) -> Result<i64, Error> {
+    let calls: Vec<ScriptCall> = entries
+        .chunks(chunk)
+        .map(|chunk| {
+            let mut call = SAVE_ALL.call();
+            call.key(key);
+            for checkpoint in chunk {
+                call.arg(layout::field(
+                    &checkpoint.subscription,
+                    checkpoint.partition,
+                ))
+                .arg(checkpoint.position.to_string());
+            }
+            call
+        })
+        .collect();
+    let moved: Vec<i64> = invoke_pipelined(&calls, connection)
+        .await
+        .map_err(|e| backend(Operation::SaveAll, e))?;
+    Ok(moved.iter().sum())
+}
+
+/// `claim.lua`: the stored position, or [`Error::QueryChanged`].
+pub(crate) async fn claim<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+    field: &str,
+    fingerprint: Fingerprint,
+    initial_position: u64,
+) -> Result<u64, Error> {
+    let reply: Vec<String> = CLAIM
+        .call()
+        .key(key)
+        .arg(field)
+        .arg(fingerprint.to_hex())
+        .arg(initial_position.to_string())
+        .invoke(connection)
+        .await
+        .map_err(|e| backend(Operation::Claim, e))?;
+    match reply.as_slice() {
+        [ok, position] if ok == "ok" => {
+            parse_position(position).map_err(unexpected(Operation::Claim))
+        }
+        [changed, stored] if changed == "changed" => Err(Error::QueryChanged {
+            stored: parse_fingerprint(stored).map_err(unexpected(Operation::Claim))?,
+            requested: fingerprint,
+        }),
+        other => Err(unexpected(Operation::Claim)(unknown_reply(other))),
+    }
+}
+
+/// `advance.lua`: the compare-and-set from `from` to `to` and, only when it succeeds, the
+/// caller's `writes`; [`Error::Moved`] when the checkpoint is not at `from`.
+pub(crate) async fn advance<C: ConnectionLike>(
+    connection: &mut C,
+    key: &str,
+    field: &str,
+    from: u64,
+    to: u64,
+    writes: &[HashWrite<'_>],
+) -> Result<(), Error> {
+    let mut call = ADVANCE.call();
+    call.key(key)
+        .arg(field)
+        .arg(from.to_string())
+        .arg(to.to_string());
+    for write in writes {
+        call.key(write.key).arg(write.field).arg(write.value);
+    }
+    let reply: Vec<String> = call
+        .invoke(connection)
+        .await
+        .map_err(|e| backend(Operation::Advance, e))?;
+    match reply.as_slice() {
+        [ok] if ok == "ok" => Ok(()),
+        [moved] if moved == "moved" => Err(Error::Moved {
+            expected: from,
+            current: None,
+        }),
+        [moved, current] if moved == "moved" => Err(Error::Moved {
+            expected: from,
+            current: Some(parse_position(current).map_err(unexpected(Operation::Advance))?),
+        }),
+        other => Err(unexpected(Operation::Advance)(unknown_reply(other))),
+    }
+}
+
+/// `WAIT replicas timeout` on the connection that just wrote, and a retryable
+/// [`Error::Backend`] whose source is a [`ReplicaAckError`] when fewer replicas acknowledged.
+pub(crate) async fn wait_for_replicas<C: ConnectionLike>(
+    connection: &mut C,
+    operation: Operation,
+    replicas: u32,
+    timeout: Duration,
+) -> Result<(), Error> {
+    // WAIT takes milliseconds; round up so that a sub-millisecond timeout does not turn into
+    // 0, which means "for ever".
+    let millis = u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
+    let acknowledged: u64 = redis::cmd("WAIT")
+        .arg(replicas)
+        .arg(millis)
+        .query_async(connection)
+        .await
+        .map_err(|e| backend(operation, e))?;
+    if acknowledged < u64::from(replicas) {
+        return Err(Error::backend(
+            BACKEND,
+            operation,
+            true,
+            ReplicaAckError {
+                requested: replicas,
+                acknowledged,
+                timeout,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// A script reply of a shape no script of this store returns.
+fn unknown_reply(reply: &[String]) -> UnexpectedValue {
+    let shown: Vec<String> = reply
+        .iter()
+        .map(|part| layout::shown(part.as_bytes()))
+        .collect();
+    UnexpectedValue::new("script reply", format!("[{}]", shown.join(", ")))
+}
+
+/// One of the store's Lua scripts: its source, and its SHA-1 for `EVALSHA`.
+struct LuaScript {
+    source: &'static str,
+    script: Script,
+}
+
+impl LuaScript {
+    fn new(source: &'static str) -> Self {
+        Self {
+            source,
+            script: Script::new(source),
+        }
+    }
+
+    /// A call of this script, to which keys and arguments are added.
+    fn call(&'static self) -> ScriptCall {
+        ScriptCall {
+            script: self,
+            keys: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+}
+
+/// A call of a [`LuaScript`] with its `KEYS` and `ARGV`.
+struct ScriptCall {
+    script: &'static LuaScript,
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl ScriptCall {
+    fn key(&mut self, key: impl ToRedisArgs) -> &mut Self {
+        self.keys.extend(key.to_redis_args());
+        self
+    }
+
+    fn arg(&mut self, arg: impl ToRedisArgs) -> &mut Self {
+        self.args.extend(arg.to_redis_args());
+        self
+    }
+
+    fn command(&self, verb: &str, script: &str) -> Cmd {
+        let mut command = redis::cmd(verb);
+        command
+            .arg(script)
+            .arg(self.keys.len())
+            .arg(&self.keys)
+            .arg(&self.args);
+        command
+    }
+
+    /// Runs the script in one round trip when the server has it cached (`EVALSHA`), in two
+    /// when it does not (after a restart, a failover or `SCRIPT FLUSH`).
+    ///
+    /// On `NOSCRIPT` this sends `EVAL` with the source, which runs the script and caches it in
+    /// one command. redis-rs's own `Script::invoke_async` sends `SCRIPT LOAD` and then
+    /// `EVALSHA` again instead, which fails if the cache is flushed between the two, and on a
+    /// cluster loads the script through a different route than the key's node.
+    async fn invoke<T, C>(&self, connection: &mut C) -> RedisResult<T>
+    where
+        T: FromRedisValue,
+        C: ConnectionLike,
+    {
+        match self.evalsha().query_async(connection).await {
+            Err(error) if is_noscript(&error) => {
+                tracing::debug!("script not cached on the server: sending its source");
+                self.eval().query_async(connection).await
+            }
+            result => result,
+        }
+    }
+
+    fn evalsha(&self) -> Cmd {
+        self.command("EVALSHA", self.script.script.get_hash())
+    }
+
+    fn eval(&self) -> Cmd {
+        self.command("EVAL", self.script.source)
+    }
+}
+
+fn is_noscript(error: &RedisError) -> bool {
+    error.kind() == ErrorKind::Server(ServerErrorKind::NoScript)
+}
+
+/// Runs every call in one pipeline: all of them are written before any reply is read, so the
+/// caller waits for one round of replies however many calls there are. The server still runs
+/// each call as a script of its own, in order, and serves other clients between them. Returns
+/// the replies in the order of `calls`.
+///
+/// Calls that find the script gone (`NOSCRIPT`: a restart, a failover or `SCRIPT FLUSH`) are
+/// sent again, in a second pipeline, as `EVAL` with the source: one more round trip, once.
+/// If any call fails otherwise, the first such error is returned; the other calls were sent
+/// all the same, so any of them may have been applied.
+async fn invoke_pipelined<T, C>(calls: &[ScriptCall], connection: &mut C) -> RedisResult<Vec<T>>
+where
+    T: FromRedisValue,
+    C: ConnectionLike,
+{
+    let mut pipeline = redis::pipe();
+    // Every reply comes back on its own, so that a NOSCRIPT is told apart from other errors
+    // and only those calls are sent again.
+    pipeline.ignore_errors();
+    for call in calls {
+        pipeline.add_command(call.evalsha());
+    }
+    let replies: Vec<RedisResult<T>> = pipeline.query_async(connection).await?;
+    check_count(replies.len(), calls.len())?;
+    let mut done = Vec::with_capacity(calls.len());
+    let mut uncached = Vec::new();
+    for (index, reply) in replies.into_iter().enumerate() {
+        match reply {
+            Ok(value) => done.push(Some(value)),
+            Err(error) if is_noscript(&error) => {
+                uncached.push(index);
+                done.push(None);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    if !uncached.is_empty() {
+        tracing::debug!(
+            calls = uncached.len(),
+            "script not cached on the server: sending its source"
+        );
+        let mut pipeline = redis::pipe();
+        pipeline.ignore_errors();
+        for &index in &uncached {
+            pipeline.add_command(calls[index].eval());
+        }
+        let replies: Vec<RedisResult<T>> = pipeline.query_async(connection).await?;
+        check_count(replies.len(), uncached.len())?;
+        for (index, reply) in uncached.into_iter().zip(replies) {
+            done[index] = Some(reply?);
+        }
+    }
+    done.into_iter()
+        .map(|reply| reply.ok_or_else(missing_reply))
+        .collect()
+}
+
+fn check_count(replies: usize, calls: usize) -> RedisResult<()> {
+    if replies == calls {
+        Ok(())
+    } else {
+        Err(missing_reply())
+    }
+}
+
+fn missing_reply() -> RedisError {
+    RedisError::from((
+        ErrorKind::Client,
+        "a pipeline of script calls returned a different number of replies",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_starts_with_the_shared_helpers_once() {
+        let helpers = include_str!("../lua/positions.lua");
+        for script in [&SAVE, &SAVE_ALL, &CLAIM, &ADVANCE] {
+            assert!(script.source.starts_with(helpers));
+            assert_eq!(script.source.matches("local function ahead").count(), 1);
+            assert!(script.source.contains("KEYS[1]"));
+        }
+    }
+}
