@@ -1,5 +1,6 @@
 //! The test harness a backend's integration tests share (the `harness` feature): where the
-//! server under test comes from, and the bad-input driver over every entry point.
+//! server under test comes from, the bad-input driver over every entry point, and a proxy that
+//! black-holes connections.
 //!
 //! - [`server_url`]: the environment variable that names the server, else a server started for
 //!   the run (a testcontainers container), else a failure that names the variable. A test
@@ -8,12 +9,17 @@
 //!   backend's own ([`bad_input::MoreEntryPoints`]), invalid ones refused before any request,
 //!   valid ones read back, counted on the wire by
 //!   [`CountingProxy`](crate::round_trips::CountingProxy).
+//! - [`BlackHoleProxy`]: a loopback TCP proxy that can stop relaying without closing anything
+//!   (the peer vanished without a FIN), for tests that a store gives up a connection that
+//!   stopped answering and works again once the network does.
 //!
 //! The error-chain printer the tests' messages use is [`error_chain`](crate::error_chain).
 //!
 //! The feature adds no dependency: the testcontainers images stay in each backend's tests.
 
 pub mod bad_input;
+mod black_hole;
 mod server;
 
+pub use black_hole::BlackHoleProxy;
 pub use server::server_url;

@@ -1,10 +1,13 @@
 //! The kit's own tests: the reference store passes every case, deliberately broken stores are
-//! caught, the history checker finds each kind of violation, the proxy counts right, and the
-//! bad-input driver passes a store that validates first and catches one that does not.
+//! caught, the history checker finds each kind of violation, the proxy counts right, the
+//! black-hole proxy holds connections silent, and the bad-input driver passes a store that
+//! validates first and catches one that does not.
 
 mod bad_input;
+mod black_hole;
 mod broken;
 mod checker;
 mod in_memory;
+mod messages;
 mod proxy;
 mod teeth;
