@@ -22,6 +22,12 @@ impl Failure {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The same failure, its message naming the store it was found in (the kit's macros
+    /// name the store's type), so a failure in a run over several backends says which.
+    pub fn in_store(self, store: &str) -> Self {
+        Self::new(format!("store `{store}`: {}", self.message))
+    }
 }
 
 impl fmt::Display for Failure {

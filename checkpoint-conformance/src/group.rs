@@ -1,9 +1,32 @@
 //! Fresh random groups, so cases never see each other's checkpoints.
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+tokio::task_local! {
+    /// The groups the running case made, so that its failure can name them.
+    static CASE_GROUPS: Mutex<Vec<String>>;
+}
+
+/// Runs `case`, noting every group [`fresh_group`] makes on its task; returns them with the
+/// case's output, oldest first.
+pub(crate) async fn noting_groups<F: Future>(case: F) -> (F::Output, Vec<String>) {
+    CASE_GROUPS
+        .scope(Mutex::new(Vec::new()), async {
+            let output = case.await;
+            let groups = CASE_GROUPS
+                .try_with(|groups| {
+                    std::mem::take(&mut *groups.lock().unwrap_or_else(|e| e.into_inner()))
+                })
+                .unwrap_or_default();
+            (output, groups)
+        })
+        .await
+}
 
 /// A group name no other case or run uses: `ck-<label>-<16 random hex digits>`.
 ///
@@ -20,5 +43,13 @@ pub fn fresh_group(label: &str) -> String {
             .unwrap_or_default(),
     );
     hasher.write_u32(std::process::id());
-    format!("ck-{label}-{:016x}", hasher.finish())
+    let group = format!("ck-{label}-{:016x}", hasher.finish());
+    // Outside a case run by the kit's macros there is nothing to note it in.
+    let _ = CASE_GROUPS.try_with(|groups| {
+        groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(group.clone());
+    });
+    group
 }

@@ -90,16 +90,29 @@ pub mod __private {
     use crate::CaseResult;
 
     /// Runs one case in a runtime of its own and panics, as a failing test must, with the
-    /// case's message when the store broke the clause.
+    /// case's message when the store broke the clause, naming the groups the case worked in
+    /// (the last is where it failed), so a rare failure in CI can be looked up on the server.
     #[allow(clippy::panic, clippy::expect_used)]
     pub fn run_case(name: &str, case: impl Future<Output = CaseResult>) {
+        /// Enough to find the failing group; a history case makes hundreds.
+        const SHOWN: usize = 3;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("building a tokio runtime for the case");
-        if let Err(failure) = runtime.block_on(case) {
-            panic!("contract clause `{name}` broken:\n{failure}");
+        let (result, groups) = runtime.block_on(crate::group::noting_groups(case));
+        if let Err(failure) = result {
+            let shown = &groups[groups.len().saturating_sub(SHOWN)..];
+            let earlier = groups.len() - shown.len();
+            panic!(
+                "contract clause `{name}` broken:\n{failure}\ngroups of this case, the last one last: {shown:?}{}",
+                if earlier > 0 {
+                    format!(" (and {earlier} earlier)")
+                } else {
+                    String::new()
+                }
+            );
         }
     }
 }

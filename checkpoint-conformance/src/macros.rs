@@ -66,7 +66,9 @@ macro_rules! __case_tests {
             fn $case() {
                 $crate::__private::run_case(stringify!($case), async {
                     let store = $factory().await;
-                    $crate::cases::$case(&store).await
+                    $crate::cases::$case(&store)
+                        .await
+                        .map_err(|failure| failure.in_store(::std::any::type_name_of_val(&store)))
                 });
             }
         )*

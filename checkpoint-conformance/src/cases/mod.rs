@@ -73,6 +73,39 @@ fn expected<'a>(
         .collect()
 }
 
+/// Compares what `group` holds with what it should: the failure names the group and every
+/// wrong key with its expected and stored positions (a lost update, a key that should not
+/// exist), so that it can be traced on the server.
+fn expect_stored(
+    group: &str,
+    found: &BTreeMap<(String, u32), u64>,
+    expected: &BTreeMap<(String, u32), u64>,
+    what: &str,
+) -> CaseResult {
+    let shown = |position: Option<&u64>| position.map_or("nothing".to_owned(), u64::to_string);
+    let wrong: Vec<String> = expected
+        .keys()
+        .chain(found.keys().filter(|key| !expected.contains_key(*key)))
+        .filter(|key| found.get(*key) != expected.get(*key))
+        .map(|key| {
+            format!(
+                "  ({:?}, {}): expected {}, stored {}",
+                key.0,
+                key.1,
+                shown(expected.get(key)),
+                shown(found.get(key))
+            )
+        })
+        .collect();
+    ensure!(
+        wrong.is_empty(),
+        "{what}: {} wrong key(s) in group {group:?}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    Ok(())
+}
+
 fn expect_invalid(
     result: Result<impl std::fmt::Debug, Error>,
     argument: Argument,

@@ -108,7 +108,7 @@ pub(crate) async fn run_plan(
     let final_state = read_final_state(store, &group).await?;
     Ok(checker
         .check(&history, &final_state)
-        .map_err(|violation| (history, violation)))
+        .map_err(|violation| (history, format!("in group {group:?}:\n{violation}"))))
 }
 
 /// Runs `config.cases` generated histories while a fault is injected during each one, and
@@ -165,7 +165,7 @@ where
         };
         if let Err(violation) = checker.check(&history, &final_state) {
             return Err(Failure::new(format!(
-                "history {case} of {} under a fault (CHECKPOINT_SEED={}) violates the max-register model:\n{violation}\nhistory (logical time, owner, call -> outcome):\n{history}",
+                "history {case} of {} under a fault (CHECKPOINT_SEED={}) violates the max-register model in group {group:?}:\n{violation}\nhistory (logical time, owner, call -> outcome):\n{history}",
                 config.cases, config.seed
             )));
         }
