@@ -23,6 +23,7 @@ mod measure;
 mod postgres;
 mod redis;
 mod report;
+mod sql;
 mod sqlite;
 mod stores;
 mod subject;

@@ -10,7 +10,8 @@ use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::AssertSqlSafe;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
-use crate::subject::{Backend, BenchError, Documented, ListFn, SaveFn, Subject, UnitFn, context};
+use crate::sql::{self, HandWritten, Requests};
+use crate::subject::{Backend, BenchError, Documented, Subject, context};
 
 /// The bench's own table, emptied at the start of every run (it holds nothing else).
 const TABLE: &str = "checkpoint_bench";
@@ -113,124 +114,30 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
 
 fn subject(pool: PgPool) -> Result<Subject, BenchError> {
     let store = PostgresCheckpointStore::new(pool.clone()).with_table(TABLE)?;
-    let save_sql = render(SAVE_SQL);
-    let list_sql = render(LIST_SQL);
-
-    let floor: UnitFn = {
-        let pool = pool.clone();
-        Arc::new(move || {
-            let pool = pool.clone();
-            Box::pin(async move {
-                sqlx::query("SELECT 1").execute(&pool).await?;
-                Ok(())
-            })
-        })
-    };
-    // The cheapest durable write: one row of a one-row table updated in place, so the
-    // commit waits for its WAL flush (synchronous_commit), as every save that moves a
-    // checkpoint does. (`SELECT txid_current()` would not do: a transaction that wrote no WAL
-    // of its own commits without waiting for the flush.)
-    let commit_floor: UnitFn = {
-        let pool = pool.clone();
-        Arc::new(move || {
-            let pool = pool.clone();
-            Box::pin(async move {
-                sqlx::query(COMMIT_FLOOR_SQL).execute(&pool).await?;
-                Ok(())
-            })
-        })
-    };
-    let raw_save: SaveFn = {
-        let pool = pool.clone();
-        Arc::new(move |args| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&save_sql));
-            Box::pin(async move {
-                sqlx::query(AssertSqlSafe(sql))
-                    .bind(&*args.group)
-                    .bind(&*args.subscription)
-                    .bind(i64::from(args.partition))
-                    .bind(i64::try_from(args.position)?)
-                    .execute(&pool)
-                    .await?;
-                Ok(())
-            })
-        })
-    };
-    let hand_save: SaveFn = {
-        let pool = pool.clone();
-        Arc::new(move |args| {
-            let pool = pool.clone();
-            Box::pin(async move { hand_written_save(&pool, args).await })
-        })
-    };
-    let raw_list: ListFn = {
-        let pool = pool.clone();
-        Arc::new(move |group| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&list_sql));
-            Box::pin(async move {
-                let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
-                    .bind(&*group)
-                    .fetch_all(&pool)
-                    .await?;
-                Ok(rows.len())
-            })
-        })
-    };
-    Ok(Subject {
-        store: Arc::new(store),
-        floor,
-        commit_floor: Some(commit_floor),
-        raw_save,
-        hand_save,
-        raw_list,
-    })
+    Ok(sql::subject(
+        pool,
+        Arc::new(store),
+        Requests {
+            save: render(SAVE_SQL),
+            list: render(LIST_SQL),
+            // The cheapest durable write: one row of a one-row table updated in place, so the
+            // commit waits for its WAL flush (synchronous_commit), as every save that moves a
+            // checkpoint does. (`SELECT txid_current()` would not do: a transaction that wrote
+            // no WAL of its own commits without waiting for the flush.)
+            commit_floor: Some(COMMIT_FLOOR_SQL),
+            hand_written: HAND_WRITTEN,
+        },
+    ))
 }
 
 /// What a user writes without an upsert: lock the row, compare in the client, then update (or
 /// insert) and commit. Four round trips: `BEGIN`, `SELECT ... FOR UPDATE`, the write, `COMMIT`.
-async fn hand_written_save(
-    pool: &PgPool,
-    args: crate::subject::SaveArgs,
-) -> Result<(), BenchError> {
-    let position = i64::try_from(args.position)?;
-    let partition = i64::from(args.partition);
-    let mut transaction = pool.begin().await?;
-    let stored: Option<i64> = sqlx::query_scalar(
-        "SELECT position FROM checkpoint_bench \
-         WHERE group_name = $1 AND subscription = $2 AND partition_id = $3 FOR UPDATE",
-    )
-    .bind(&*args.group)
-    .bind(&*args.subscription)
-    .bind(partition)
-    .fetch_optional(&mut *transaction)
-    .await?;
-    match stored {
-        None => {
-            sqlx::query(
-                "INSERT INTO checkpoint_bench (group_name, subscription, partition_id, position) \
-                 VALUES ($1, $2, $3, $4)",
-            )
-            .bind(&*args.group)
-            .bind(&*args.subscription)
-            .bind(partition)
-            .bind(position)
-            .execute(&mut *transaction)
-            .await?;
-        }
-        Some(stored) if stored < position => {
-            sqlx::query(
-                "UPDATE checkpoint_bench SET position = $4, updated_at = now() \
-                 WHERE group_name = $1 AND subscription = $2 AND partition_id = $3",
-            )
-            .bind(&*args.group)
-            .bind(&*args.subscription)
-            .bind(partition)
-            .bind(position)
-            .execute(&mut *transaction)
-            .await?;
-        }
-        Some(_) => {}
-    }
-    transaction.commit().await?;
-    Ok(())
-}
+const HAND_WRITTEN: HandWritten = HandWritten {
+    begin: "BEGIN",
+    select: "SELECT position FROM checkpoint_bench \
+             WHERE group_name = $1 AND subscription = $2 AND partition_id = $3 FOR UPDATE",
+    insert: "INSERT INTO checkpoint_bench (group_name, subscription, partition_id, position) \
+             VALUES ($1, $2, $3, $4)",
+    update: "UPDATE checkpoint_bench SET position = $4, updated_at = now() \
+             WHERE group_name = $1 AND subscription = $2 AND partition_id = $3",
+};

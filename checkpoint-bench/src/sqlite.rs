@@ -7,12 +7,10 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkpoint_sqlite::SqliteCheckpointStore;
-use sqlx::AssertSqlSafe;
 use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 
-use crate::subject::{
-    Backend, BenchError, Documented, ListFn, SaveArgs, SaveFn, Subject, UnitFn, context,
-};
+use crate::sql::{self, HandWritten, Requests};
+use crate::subject::{Backend, BenchError, Documented, Subject, context};
 
 /// The store's statements, the very files it compiles in, with the table placeholder
 /// replaced as the store replaces it (the quoted default table name). The crate does not
@@ -78,107 +76,27 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
 }
 
 fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
-    let save_sql = render(SAVE_SQL);
-    let list_sql = render(LIST_SQL);
-    let floor: UnitFn = {
-        let pool = pool.clone();
-        Arc::new(move || {
-            let pool = pool.clone();
-            Box::pin(async move {
-                sqlx::query("SELECT 1").execute(&pool).await?;
-                Ok(())
-            })
-        })
-    };
-    let raw_save: SaveFn = {
-        let pool = pool.clone();
-        Arc::new(move |args: SaveArgs| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&save_sql));
-            Box::pin(async move {
-                sqlx::query(AssertSqlSafe(sql))
-                    .bind(&*args.group)
-                    .bind(&*args.subscription)
-                    .bind(i64::from(args.partition))
-                    .bind(i64::try_from(args.position)?)
-                    .execute(&pool)
-                    .await?;
-                Ok(())
-            })
-        })
-    };
-    let hand_save: SaveFn = {
-        let pool = pool.clone();
-        Arc::new(move |args: SaveArgs| {
-            let pool = pool.clone();
-            Box::pin(async move { hand_written_save(&pool, &args).await })
-        })
-    };
-    let raw_list: ListFn = {
-        let pool = pool.clone();
-        Arc::new(move |group: Arc<str>| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&list_sql));
-            Box::pin(async move {
-                let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
-                    .bind(&*group)
-                    .fetch_all(&pool)
-                    .await?;
-                Ok(rows.len())
-            })
-        })
-    };
-    Subject {
-        store: Arc::new(store),
-        floor,
-        commit_floor: None,
-        raw_save,
-        hand_save,
-        raw_list,
-    }
+    sql::subject(
+        pool,
+        Arc::new(store),
+        Requests {
+            save: render(SAVE_SQL),
+            list: render(LIST_SQL),
+            commit_floor: None,
+            hand_written: HAND_WRITTEN,
+        },
+    )
 }
 
 /// What a user writes without an upsert: a write transaction (`BEGIN IMMEDIATE`, so two of
 /// them cannot both read and then fail to upgrade), read, compare in the client, write, commit.
-async fn hand_written_save(pool: &SqlitePool, args: &SaveArgs) -> Result<(), BenchError> {
-    let position = i64::try_from(args.position)?;
-    let partition = i64::from(args.partition);
-    let mut transaction = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let stored: Option<i64> = sqlx::query_scalar(
-        "SELECT position FROM checkpoints \
-         WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
-    )
-    .bind(&*args.group)
-    .bind(&*args.subscription)
-    .bind(partition)
-    .fetch_optional(&mut *transaction)
-    .await?;
-    match stored {
-        None => {
-            sqlx::query(
-                "INSERT INTO checkpoints (group_name, subscription, partition_id, position) \
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .bind(&*args.group)
-            .bind(&*args.subscription)
-            .bind(partition)
-            .bind(position)
-            .execute(&mut *transaction)
-            .await?;
-        }
-        Some(stored) if stored < position => {
-            sqlx::query(
-                "UPDATE checkpoints SET position = ?4, \
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') \
-                 WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
-            )
-            .bind(&*args.group)
-            .bind(&*args.subscription)
-            .bind(partition)
-            .bind(position)
-            .execute(&mut *transaction)
-            .await?;
-        }
-        Some(_) => {}
-    }
-    transaction.commit().await?;
-    Ok(())
-}
+const HAND_WRITTEN: HandWritten = HandWritten {
+    begin: "BEGIN IMMEDIATE",
+    select: "SELECT position FROM checkpoints \
+             WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
+    insert: "INSERT INTO checkpoints (group_name, subscription, partition_id, position) \
+             VALUES (?1, ?2, ?3, ?4)",
+    update: "UPDATE checkpoints SET position = ?4, \
+             updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') \
+             WHERE group_name = ?1 AND subscription = ?2 AND partition_id = ?3",
+};
