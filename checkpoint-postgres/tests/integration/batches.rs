@@ -9,6 +9,30 @@ use checkpoint_core::{Checkpoint, CheckpointStore};
 
 use crate::support::{self, SplitMix64};
 
+/// The position of every key of a group, as the store lists it.
+type Positions = BTreeMap<(String, u32), u64>;
+
+/// Folds `batch` into `expected`: each key at the highest position saved for it.
+fn keep_highest(expected: &mut Positions, batch: &[Checkpoint]) {
+    for checkpoint in batch {
+        let entry = expected
+            .entry((checkpoint.subscription.clone(), checkpoint.partition))
+            .or_insert(0);
+        *entry = checkpoint.position.max(*entry);
+    }
+}
+
+/// Every checkpoint of `group`, listed, by key.
+async fn positions(store: &impl CheckpointStore, group: &str) -> Positions {
+    store
+        .list(group)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| ((c.subscription, c.partition), c.position))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_batch_with_repeated_keys_in_any_order_is_saved() {
     let store = support::store().await;
@@ -24,22 +48,10 @@ async fn a_large_batch_with_repeated_keys_in_any_order_is_saved() {
         })
         .collect();
     random.shuffle(&mut batch);
-    let mut expected = BTreeMap::new();
-    for checkpoint in &batch {
-        let entry = expected
-            .entry((checkpoint.subscription.clone(), checkpoint.partition))
-            .or_insert(0);
-        *entry = checkpoint.position.max(*entry);
-    }
+    let mut expected = Positions::new();
+    keep_highest(&mut expected, &batch);
     store.save_all(&group, &batch).await.unwrap();
-    let stored: BTreeMap<_, _> = store
-        .list(&group)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| ((c.subscription, c.partition), c.position))
-        .collect();
-    assert_eq!(stored, expected);
+    assert_eq!(positions(&store, &group).await, expected);
 }
 
 /// 8 batches of 2,000 overlapping keys in shuffled orders, all at once, several rounds: none
@@ -52,7 +64,7 @@ async fn concurrent_overlapping_batches_never_deadlock() {
     let keys: Vec<(String, u32)> = (0..2_000u32)
         .map(|i| (format!("sub-{}", i % 50), i / 50))
         .collect();
-    let mut expected: BTreeMap<(String, u32), u64> = BTreeMap::new();
+    let mut expected = Positions::new();
     for round in 0..5u64 {
         let mut tasks = Vec::new();
         for worker in 0..8u64 {
@@ -64,12 +76,7 @@ async fn concurrent_overlapping_batches_never_deadlock() {
                 })
                 .collect();
             random.shuffle(&mut batch);
-            for checkpoint in &batch {
-                let entry = expected
-                    .entry((checkpoint.subscription.clone(), checkpoint.partition))
-                    .or_insert(0);
-                *entry = checkpoint.position.max(*entry);
-            }
+            keep_highest(&mut expected, &batch);
             let store = store.clone();
             let group = group.clone();
             tasks.push(tokio::spawn(
@@ -82,14 +89,7 @@ async fn concurrent_overlapping_batches_never_deadlock() {
             });
         }
     }
-    let stored: BTreeMap<_, _> = store
-        .list(&group)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| ((c.subscription, c.partition), c.position))
-        .collect();
-    assert_eq!(stored, expected);
+    assert_eq!(positions(&store, &group).await, expected);
 }
 
 /// Not a pass/fail figure: prints how long one `save_all` of 10,000 takes against 10,000

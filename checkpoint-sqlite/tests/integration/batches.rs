@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use checkpoint_core::{Checkpoint, CheckpointStore};
+use checkpoint_sqlite::SqliteCheckpointStore;
+use sqlx::sqlite::SqliteConnection;
 
 use crate::support::TempDb;
 
@@ -160,31 +162,33 @@ async fn eight_concurrent_overlapping_batches_all_succeed_and_keep_the_maximum()
 async fn a_batch_changes_each_row_at_most_once_in_one_statement() {
     let db = TempDb::new();
     let store = db.store().await;
-    let batch: Vec<Checkpoint> = (0..1000u32)
-        .map(|partition| Checkpoint::new("s", partition, 10))
-        .collect();
     let mut conn = store.pool().acquire().await.expect("acquire");
-    store
-        .save_all_in(&mut conn, "g", &batch)
-        .await
-        .expect("save_all_in");
-    // `changes()` reports the rows changed by the most recent statement on this connection:
-    // all 1000 rows by that one statement.
-    let changed: i64 = sqlx::query_scalar("SELECT changes()")
-        .fetch_one(&mut *conn)
-        .await
-        .expect("changes()");
-    assert_eq!(changed, 1000);
-    let lower: Vec<Checkpoint> = (0..1000u32)
-        .map(|partition| Checkpoint::new("s", partition, 9))
+    // All 1000 rows by that one statement.
+    assert_eq!(save_all_changes(&store, &mut conn, 10).await, 1000);
+    assert_eq!(
+        save_all_changes(&store, &mut conn, 9).await,
+        0,
+        "a lower batch must change nothing"
+    );
+}
+
+/// Saves partitions 0 to 999 of one subscription at `position` in one `save_all_in`, and
+/// returns what `changes()` reports right after it: the rows changed by the most recent
+/// statement on this connection.
+async fn save_all_changes(
+    store: &SqliteCheckpointStore,
+    conn: &mut SqliteConnection,
+    position: u64,
+) -> i64 {
+    let batch: Vec<Checkpoint> = (0..1000u32)
+        .map(|partition| Checkpoint::new("s", partition, position))
         .collect();
     store
-        .save_all_in(&mut conn, "g", &lower)
+        .save_all_in(&mut *conn, "g", &batch)
         .await
         .expect("save_all_in");
-    let changed: i64 = sqlx::query_scalar("SELECT changes()")
-        .fetch_one(&mut *conn)
+    sqlx::query_scalar("SELECT changes()")
+        .fetch_one(conn)
         .await
-        .expect("changes()");
-    assert_eq!(changed, 0, "a lower batch must change nothing");
+        .expect("changes()")
 }
