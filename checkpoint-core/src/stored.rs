@@ -10,6 +10,7 @@
 use std::fmt;
 
 use crate::error::{Error, Operation};
+use crate::fingerprint::Fingerprint;
 use crate::validation::MAX_POSITION;
 
 /// A value read back from a store that no checkpoint store writes: something else wrote into
@@ -97,6 +98,17 @@ pub fn partition_from_i64(field: &'static str, value: i64) -> Result<u32, Unexpe
     u32::try_from(value).map_err(|_| UnexpectedValue::new(field, value.to_string()))
 }
 
+/// A fingerprint stored as bytes (a SQL `BYTEA` or `BLOB`, a DynamoDB binary): valid at
+/// exactly 32 bytes. A stored `NULL` is the backend's to report (`UnexpectedValue::new(field,
+/// "NULL")`), or to read as no fingerprint where its layout allows one to be absent.
+pub fn fingerprint_from_bytes(
+    field: &'static str,
+    bytes: &[u8],
+) -> Result<Fingerprint, UnexpectedValue> {
+    Fingerprint::from_slice(bytes)
+        .ok_or_else(|| UnexpectedValue::new(field, format!("{} bytes, not 32", bytes.len())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +130,10 @@ mod tests {
             partition_from_i64("partition", i64::from(u32::MAX)),
             Ok(u32::MAX)
         );
+        assert_eq!(
+            fingerprint_from_bytes("fingerprint", &[7; 32]),
+            Ok(Fingerprint::from_bytes([7; 32]))
+        );
     }
 
     #[test]
@@ -137,6 +153,15 @@ mod tests {
             assert!(position_from_decimal("position", text).is_err(), "{text:?}");
         }
         assert!(partition_from_i64("partition", -1).is_err());
+        for length in [0, 31, 33] {
+            assert_eq!(
+                fingerprint_from_bytes("fingerprint", &vec![7; length]),
+                Err(UnexpectedValue::new(
+                    "fingerprint",
+                    format!("{length} bytes, not 32")
+                ))
+            );
+        }
         assert!(partition_from_i64("partition", i64::from(u32::MAX) + 1).is_err());
     }
 

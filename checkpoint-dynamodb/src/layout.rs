@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::types::{
     TableStatus,
 };
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::position_from_decimal;
+use checkpoint_core::stored::{fingerprint_from_bytes, position_from_decimal};
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
 
 use crate::error::{KeySchemaMismatch, build_error, sdk_error};
@@ -238,14 +238,9 @@ pub(crate) fn fingerprint_of(
 ) -> Result<Option<Fingerprint>, UnexpectedValue> {
     match item.get(FINGERPRINT) {
         None => Ok(None),
-        Some(AttributeValue::B(blob)) => Fingerprint::from_slice(blob.as_ref())
-            .map(Some)
-            .ok_or_else(|| {
-                UnexpectedValue::new(
-                    FINGERPRINT,
-                    format!("{} bytes, not 32", blob.as_ref().len()),
-                )
-            }),
+        Some(AttributeValue::B(blob)) => {
+            fingerprint_from_bytes(FINGERPRINT, blob.as_ref()).map(Some)
+        }
         Some(other) => Err(UnexpectedValue::new(FINGERPRINT, shape(other))),
     }
 }

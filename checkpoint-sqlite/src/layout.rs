@@ -3,7 +3,9 @@
 //! table, and the columns' values read back through [`checkpoint_core::stored`].
 
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::{UnexpectedValue, partition_from_i64, position_from_i64};
+use checkpoint_core::stored::{
+    UnexpectedValue, fingerprint_from_bytes, partition_from_i64, position_from_i64,
+};
 use checkpoint_core::{Error, Fingerprint, Operation};
 
 use crate::error::backend;
@@ -117,14 +119,12 @@ pub(crate) fn fingerprint_from_db(
     operation: Operation,
     stored: Option<Vec<u8>>,
 ) -> Result<Fingerprint, Error> {
-    let found = match stored.as_deref() {
-        None => "NULL".to_owned(),
-        Some(bytes) => match Fingerprint::from_slice(bytes) {
-            Some(fingerprint) => return Ok(fingerprint),
-            None => format!("a blob of {} bytes", bytes.len()),
-        },
-    };
-    Err(UnexpectedValue::new("query_fingerprint", found).into_error(BACKEND, operation))
+    const FIELD: &str = "query_fingerprint";
+    match stored.as_deref() {
+        None => Err(UnexpectedValue::new(FIELD, "NULL")),
+        Some(bytes) => fingerprint_from_bytes(FIELD, bytes),
+    }
+    .map_err(|found| found.into_error(BACKEND, operation))
 }
 
 #[cfg(test)]
