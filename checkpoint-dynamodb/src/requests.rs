@@ -37,6 +37,9 @@ const LIST_KEY_CONDITION: &str = "#g = :g";
 /// ...with its sort key and position.
 const LIST_PROJECTION: &str = "#k, #pos";
 
+/// A claim's item read back: the position and the fingerprint.
+const CLAIMED_PROJECTION: &str = "#pos, #fp";
+
 /// `claim`: create at the initial position with the fingerprint on first use; afterwards keep
 /// the stored position, and give a fingerprint-less (monotonic) item the claim's fingerprint.
 /// A stored fingerprint is never overwritten: the caller compares it with the returned one.
@@ -74,7 +77,8 @@ pub(crate) fn save(
         .expression_attribute_values(":at", now_millis())
 }
 
-/// `load`: one `GetItem` with `ConsistentRead`.
+/// `load`, and the read after an advance refused without the old item: one `GetItem` with
+/// `ConsistentRead`.
 pub(crate) fn load(
     store: &DynamoDbCheckpointStore,
     group: &str,
@@ -88,6 +92,25 @@ pub(crate) fn load(
         .set_key(Some(primary_key(group, subscription, partition)))
         .projection_expression(LOAD_PROJECTION)
         .expression_attribute_names("#pos", POSITION)
+        .consistent_read(true)
+}
+
+/// A claim's item, when the claim's reply did not hold it: one `GetItem` with `ConsistentRead`
+/// of the position and the fingerprint.
+pub(crate) fn read_claimed(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+    subscription: &str,
+    partition: u32,
+) -> GetItemFluentBuilder {
+    store
+        .client()
+        .get_item()
+        .table_name(store.table())
+        .set_key(Some(primary_key(group, subscription, partition)))
+        .projection_expression(CLAIMED_PROJECTION)
+        .expression_attribute_names("#pos", POSITION)
+        .expression_attribute_names("#fp", FINGERPRINT)
         .consistent_read(true)
 }
 

@@ -91,6 +91,13 @@ impl DynamoDbCheckpointStore {
     /// In the rare case where the reason's old item cannot be read as a checkpoint, returns a
     /// non-retryable backend error whose source is a
     /// [`checkpoint_core::UnexpectedValue`] instead.
+    ///
+    /// The reason carries the old item because the update asks for it
+    /// (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), which DynamoDB and moto honour. Unlike
+    /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance), this function sends
+    /// nothing, so it cannot check a reason without an item: on a server that leaves the item
+    /// out, `current: None` would only mean "not sent", and
+    /// [`load`](checkpoint_core::CheckpointStore::load) tells where the checkpoint is.
     pub fn moved_in_transaction<R>(
         error: &SdkError<TransactWriteItemsError, R>,
         index: usize,
