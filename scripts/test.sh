@@ -4,10 +4,10 @@
 #   bash scripts/test.sh
 #
 # It starts what the tests need (the machine's PostgreSQL and Redis if they are down, a local
-# Redis Cluster, a local DynamoDB-compatible server), points the tests at them through
-# environment variables, runs formatting and lint checks, every test of the workspace, the docs
-# and packages of every library crate, every example and a short benchmark run, and stops the
-# Redis Cluster again. `.ci/run` calls exactly this.
+# Redis Cluster, two local DynamoDB-compatible servers: moto and dynalite), points the tests at
+# them through environment variables, runs formatting and lint checks, every test of the
+# workspace, the docs and packages of every library crate, every example and a short benchmark
+# run, and stops the Redis Cluster again. `.ci/run` calls exactly this.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,8 +26,11 @@ trap 'bash scripts/services/redis-cluster.sh down || true' EXIT
 eval "$cluster_exports"
 dynamodb_exports=$(bash scripts/services/dynamodb.sh up)
 eval "$dynamodb_exports"
+dynalite_exports=$(bash scripts/services/dynalite.sh up)
+eval "$dynalite_exports"
 : "${REDIS_CLUSTER_URLS:?the Redis Cluster script did not say where the cluster is}"
 : "${DYNAMODB_ENDPOINT:?the DynamoDB script did not say where the server is}"
+: "${DYNALITE_ENDPOINT:?the dynalite script did not say where the server is}"
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -39,7 +42,7 @@ log "Formatting and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
+log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
 cargo test --workspace --locked
 # The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).

@@ -12,8 +12,8 @@
 //! | `save_all` of N distinct keys | the same `UpdateItem` per key, up to 32 in flight | N |
 //! | `load` | `GetItem`, `ConsistentRead` | 1 |
 //! | `list` | `Query` on the group, `ConsistentRead`, every page followed | 1 per page (1 MB) |
-//! | `claim` | `UpdateItem` with `if_not_exists`, `ReturnValues = ALL_NEW` | 1 |
-//! | `advance` | `UpdateItem`, condition `position = :from`, old item returned on failure | 1 |
+//! | `claim` | `UpdateItem` with `if_not_exists`, `ReturnValues = ALL_NEW` | 1 (2 if the reply lacks the item) |
+//! | `advance` | `UpdateItem`, condition `position = :from`, old item returned on failure | 1 (2 if refused without the old item) |
 //!
 //! A failed condition of `save` means "not ahead": the save succeeds and changes nothing. It is
 //! recognised from the SDK's typed error, never from a message.
@@ -146,7 +146,20 @@
 //! `advance` is one `UpdateItem` with the condition `position = :from` and
 //! `ReturnValuesOnConditionCheckFailure = ALL_OLD`, so when it fails the response already holds
 //! the item as it was, and [`Error::Moved`](checkpoint_core::Error::Moved) says where the
-//! checkpoint is (or that it does not exist) without a second request.
+//! checkpoint is without a second request.
+//!
+//! A refusal may come back without the old item: DynamoDB sends none when there is no item (the
+//! checkpoint was never claimed), and a server that ignores the setting (dynalite, and so perhaps
+//! others) never sends it. The two look alike, and reporting `current: None` for the second
+//! would call an existing checkpoint absent. So a refusal without the item is followed by one
+//! `GetItem` with `ConsistentRead`, and `Moved` reports what it finds: the position, or `None`
+//! only when there really is no item. Should that read find the checkpoint at `from` itself (it
+//! was absent or behind when the condition was evaluated and has got there since), the advance
+//! is sent again instead of reporting `Moved` to the position it expected; positions only move
+//! forward, so the second attempt decides. The same holds for `claim`: a reply without the item
+//! (a server or client that leaves `ReturnValues` out) is followed by a consistent read of it,
+//! which returns what a claim at that moment returns. The store's timeout bounds each call as a
+//! whole, these reads included.
 //!
 //! Inside the projection's own transaction: DynamoDB's transaction is one
 //! `TransactWriteItems` request, so [`advance_in`](DynamoDbCheckpointStore::advance_in) sends
@@ -177,8 +190,8 @@
 //! those, a server that accepts connections and never answers keeps it waiting.
 //!
 //! Durability across server restarts is DynamoDB's: an acknowledged write is stored durably
-//! before DynamoDB answers. The emulator the tests use cannot show it: moto keeps every table
-//! in memory, so a restart loses them all (a test shows exactly that). DynamoDB Local keeps its
+//! before DynamoDB answers. The emulators the tests use cannot show it: moto and dynalite keep
+//! every table in memory here, so a restart loses them all (a test shows exactly that on moto). DynamoDB Local keeps its
 //! data across restarts only when started with `-sharedDb -dbPath <dir>` on a kept directory
 //! (its container image starts it with `-inMemory`, as the testcontainers fallback of the tests
 //! does); it is not run here, as its licence is not an open-source one.
@@ -218,32 +231,52 @@
 //! `Debug` and its whole source chain) and the client configuration's `Debug` never show the
 //! secret key or the session token. Requests are signed (SigV4); the secret never travels.
 //!
-//! # Testing against an emulator
+//! # Testing against emulators: which server covers what
 //!
-//! The integration tests run against moto's DynamoDB server (`scripts/services/dynamodb.sh up`
-//! installs and starts it; tests read `DYNAMODB_ENDPOINT`) or, when no endpoint is given and
-//! Docker is available, DynamoDB Local in a container. moto implements everything these
-//! requests use: conditional `UpdateItem` with `if_not_exists`, `ReturnValues`,
-//! `ReturnValuesOnConditionCheckFailure` on `UpdateItem` and inside `TransactWriteItems`,
-//! typed cancellation reasons, consistent reads, `Query` with `Limit` and `ExclusiveStartKey`,
-//! and 64-bit numbers exactly.
+//! The integration tests run the conformance kit (every clause of both contracts, the
+//! concurrent histories and the exclusive contenders) on two independent DynamoDB emulators,
+//! each installed and started by the project's scripts, and neither is DynamoDB:
 //!
-//! What the emulator does not give, and so what the tests do not prove:
+//! - **moto** (`scripts/services/dynamodb.sh`, `DYNAMODB_ENDPOINT`; or, without it and with
+//!   Docker, DynamoDB Local in a container) runs everything: the kit, `advance_in` inside a
+//!   `TransactWriteItems` with its typed cancellation reasons, the old item of a failed
+//!   condition, `Query` paging with `Limit`, the round-trip counts, the faults (connections cut,
+//!   the server killed, paused and restarted) and the secrets checks. What it lacks is concurrency: moto
+//!   evaluates a condition and applies the update in separate steps, on many threads, without a
+//!   lock (two concurrent compare-and-sets from one position both won, and a concurrent batch
+//!   lost an update), so the script runs it with one lock around every request. The histories
+//!   on moto therefore prove that this store's requests are right given per-item atomicity,
+//!   not that they stay right when a server really runs them at the same time.
+//! - **dynalite** (`scripts/services/dynalite.sh`, `DYNALITE_ENDPOINT`, no fallback: without
+//!   the variable its tests fail) runs requests concurrently with a lock per item, as DynamoDB
+//!   promises atomicity per item, and no global lock: the whole kit runs on it again, so the
+//!   histories and the contenders there meet real per-item concurrency. It has no
+//!   `TransactWriteItems` (so `advance_in` is tested on moto only) and no PartiQL, and it never
+//!   returns the old item of a failed condition: every refused advance there takes the
+//!   consistent read described above, and a test checks that `Moved` then still names the
+//!   stored position. The kit runs once more there through a client that also drops the item
+//!   a claim's reply carries, so both fallbacks run under concurrency.
 //!
-//! - **Atomic conditional writes under concurrency.** moto evaluates a condition and applies
-//!   the update in separate steps, on many threads, without a lock: two concurrent
-//!   compare-and-sets from one position both won, and a concurrent batch lost an update. The
-//!   script therefore runs moto with one lock around every request. The concurrency tests then
-//!   check that this store's requests are right, given the per-item atomicity DynamoDB
-//!   guarantees, not DynamoDB's own concurrency control.
-//! - Throttling, and the SDK's retries under it; real latency and capacity; IAM permissions.
-//! - The 1 MB page boundary of a real `Query`: the tests page with a small `Limit` instead
-//!   (`with_query_page_size`) and count the requests.
-//! - moto answers a `Query` whose last page is exactly full without a `LastEvaluatedKey`;
-//!   DynamoDB sends one and then an empty page. `list` handles both.
-//! - moto answers a `Query` by scanning every item of the table (seconds per page once a table
-//!   holds a few hundred thousand items), so the tests give each case a table of its own. On
-//!   DynamoDB a `Query` reads only the group's partition.
+//! The two answered every case alike but for that old item; that one difference is why
+//! `advance` reads after a refusal that comes back without it.
+//!
+//! What neither emulator gives, and so what a user should still run against real DynamoDB (a
+//! table of their own, with the same kit: `checkpoint_conformance::checkpoint_store_tests!` and
+//! `exclusive_store_tests!` over a store on it):
+//!
+//! - DynamoDB's own concurrency control across its storage nodes, and `TransactWriteItems`
+//!   conflicting with concurrent writes (`TransactionConflictException`);
+//! - throttling, and the SDK's retries under it; real latency and capacity; IAM permissions
+//!   (the least-privilege policy above);
+//! - the 1 MB page boundary of a real `Query`: the tests page with a small `Limit` instead
+//!   (`with_query_page_size`) and count the requests. moto answers a `Query` whose last page is
+//!   exactly full without a `LastEvaluatedKey`; DynamoDB sends one and then an empty page.
+//!   `list` handles both;
+//! - durability across restarts (both emulators run in memory here).
+//!
+//! moto answers a `Query` by scanning every item of the table (seconds per page once a table
+//! holds a few hundred thousand items), so the tests give each case a table of its own, on both
+//! emulators. On DynamoDB a `Query` reads only the group's partition.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

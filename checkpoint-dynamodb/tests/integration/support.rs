@@ -7,7 +7,8 @@
 //! provide one.
 //!
 //! Servers of a test's own (for faults) and a proxy that cuts connections are in `own_moto` and
-//! `cutting_proxy`.
+//! `cutting_proxy`; the second emulator, dynalite (`DYNALITE_ENDPOINT`), is in `dynalite`; a
+//! client that drops the items replies carry is in `without_returned_items`.
 
 use std::time::Duration;
 
@@ -20,7 +21,9 @@ use checkpoint_core::CheckpointStore;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
 pub mod cutting_proxy;
+pub mod dynalite;
 pub mod own_moto;
+pub mod without_returned_items;
 
 /// The environment variable with the server's endpoint URL.
 pub const ENDPOINT_VAR: &str = "DYNAMODB_ENDPOINT";
@@ -70,7 +73,13 @@ pub fn client_without_retries(endpoint: &str) -> Client {
 }
 
 fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
-    let config = aws_sdk_dynamodb::Config::builder()
+    Client::from_conf(config_for(endpoint, retry).build())
+}
+
+/// The configuration of every test client: `endpoint`, static test credentials, `retry`, and
+/// attempt timeouts (so a stuck request fails instead of hanging a test).
+pub fn config_for(endpoint: &str, retry: RetryConfig) -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(endpoint)
         .region(Region::new("us-east-1"))
@@ -82,8 +91,6 @@ fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
                 .operation_attempt_timeout(Duration::from_secs(30))
                 .build(),
         )
-        .build();
-    Client::from_conf(config)
 }
 
 /// A store on a table of its own, created: the factory of the conformance tests.
@@ -98,23 +105,22 @@ fn client_with(endpoint: &str, retry: RetryConfig) -> Client {
 /// it can wait longer than `DEFAULT_TIMEOUT` for its turn. The client's attempt timeout bounds
 /// every request instead.
 pub async fn store() -> DynamoDbCheckpointStore {
-    let store = DynamoDbCheckpointStore::new(client_for(&endpoint()))
+    let endpoint = endpoint();
+    store_with(client_for(&endpoint), &format!("{ENDPOINT_VAR}={endpoint}")).await
+}
+
+/// A store through `client` on a table of its own, created, without the store's timeout (see
+/// [`store`]); `server` says which server in a failure.
+pub async fn store_with(client: Client, server: &str) -> DynamoDbCheckpointStore {
+    let store = DynamoDbCheckpointStore::new(client)
         .with_table(&fresh_group("table"))
         .expect("a valid table name")
         .without_timeout();
-    ensure_table(&store).await;
     store
-}
-
-/// Creates the store's table, panicking with the whole error chain when that fails.
-pub async fn ensure_table(store: &DynamoDbCheckpointStore) {
-    store.create_table().await.unwrap_or_else(|error| {
-        panic!(
-            "create_table on {ENDPOINT_VAR}={} failed: {}",
-            endpoint(),
-            error_chain(&error)
-        )
-    });
+        .create_table()
+        .await
+        .unwrap_or_else(|error| panic!("create_table on {server} failed: {}", error_chain(&error)));
+    store
 }
 
 /// The `host:port` of the endpoint, for a proxy in front of it.
