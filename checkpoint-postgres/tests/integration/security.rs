@@ -34,6 +34,21 @@ fn assert_hidden(what: &str, shown: &str, secret: &str) {
     );
 }
 
+/// A refused connection: a connect error that retrying cannot help.
+fn assert_final_connect_error(error: &Error, why: &str) {
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                retryable: false,
+                ..
+            }
+        ),
+        "{why}: {error:?}"
+    );
+}
+
 /// The name of the role [`runtime_role_store`] connects as.
 const RUNTIME_ROLE: &str = "checkpoint_runtime_role";
 
@@ -172,17 +187,7 @@ async fn without_the_tls_feature_a_url_asking_for_tls_fails() {
         .await
         .unwrap_err();
     let chain = error_chain(&error);
-    assert!(
-        matches!(
-            error,
-            Error::Backend {
-                operation: Operation::Connect,
-                retryable: false,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_final_connect_error(&error, "asking for TLS without the feature");
     assert!(chain.contains("TLS"), "{chain}");
     assert_hidden("the TLS error", &format!("{chain} {error:?}"), SECRET);
 }
@@ -312,17 +317,7 @@ async fn tls_through_rustls_on_a_server_of_our_own() {
     ] {
         let error = PostgresCheckpointStore::connect(&url).await.unwrap_err();
         let chain = error_chain(&error);
-        assert!(
-            matches!(
-                error,
-                Error::Backend {
-                    operation: Operation::Connect,
-                    retryable: false,
-                    ..
-                }
-            ),
-            "{why}: {error:?}"
-        );
+        assert_final_connect_error(&error, why);
         assert!(chain.contains(expected), "{why}: {chain}");
         assert_hidden(why, &format!("{chain} {error:?}"), SECRET);
         assert_hidden(why, &format!("{chain} {error:?}"), "wrong-Pw-77e1");
