@@ -61,18 +61,9 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         .execute(&pool)
         .await
         .map_err(context("creating the commit floor's table"))?;
-    let version: String = sqlx::query_scalar("SHOW server_version")
-        .fetch_one(&pool)
-        .await
-        .map_err(context("server version"))?;
-    let commit: String = sqlx::query_scalar("SHOW synchronous_commit")
-        .fetch_one(&pool)
-        .await
-        .map_err(context("synchronous_commit"))?;
-    let fsync: String = sqlx::query_scalar("SHOW fsync")
-        .fetch_one(&pool)
-        .await
-        .map_err(context("fsync"))?;
+    let version = show(&pool, "SHOW server_version").await?;
+    let commit = show(&pool, "SHOW synchronous_commit").await?;
+    let fsync = show(&pool, "SHOW fsync").await?;
 
     let upstream = format!("{}:{}", options.get_host(), options.get_port());
     let proxy = CountingProxy::start(upstream.as_str())
@@ -110,6 +101,14 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         slow: false,
         release_exchanges: 1,
     })
+}
+
+/// A server setting, as a `SHOW` statement reports it.
+async fn show(pool: &PgPool, statement: &'static str) -> Result<String, BenchError> {
+    sqlx::query_scalar(statement)
+        .fetch_one(pool)
+        .await
+        .map_err(context(statement))
 }
 
 fn subject(pool: PgPool) -> Result<Subject, BenchError> {
