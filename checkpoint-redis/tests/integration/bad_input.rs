@@ -7,12 +7,11 @@
 use async_trait::async_trait;
 use checkpoint_conformance::fresh_group;
 use checkpoint_conformance::harness::bad_input::{BadInput, Call, MoreEntryPoints, Reply};
-use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::error::Argument;
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
 use checkpoint_redis::{HashWrite, RedisCheckpointStore};
 
-use crate::support::{single_addr, single_store};
+use crate::support::{counted_store, single_store};
 
 /// This store's own entry points: `advance_in` (an advance that also writes into a read
 /// model's hash), and `group_key` and `hash_tag`, which check the group and send nothing.
@@ -62,12 +61,7 @@ impl MoreEntryPoints for RedisEntryPoints<'_> {
 /// least one round trip (which shows the proxy counts) and read back exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_inputs_are_refused_with_no_request_and_valid_ones_round_trip() {
-    let proxy = CountingProxy::start(single_addr().await)
-        .await
-        .expect("starting the counting proxy");
-    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
-        .await
-        .expect("connecting through the proxy");
+    let (store, proxy) = counted_store().await;
     let fingerprint = Fingerprint::from_bytes([4; 32]);
     let base = fresh_group("redis-bad-input");
     // Warm-up: connection set-up and every script cached.

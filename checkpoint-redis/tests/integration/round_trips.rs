@@ -4,21 +4,15 @@
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::fresh_group;
-use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::{Checkpoint, CheckpointStore, ExclusiveCheckpointStore, Fingerprint};
 use checkpoint_redis::RedisCheckpointStore;
 
-use crate::support::{DelayingProxy, single_addr, single_url};
+use crate::support::{DelayingProxy, counted_store, single_addr, single_url};
 
 /// Round trips per operation, counted on the wire after a warm-up, as the crate doc states.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_trips_per_operation() {
-    let proxy = CountingProxy::start(single_addr().await)
-        .await
-        .expect("starting the counting proxy");
-    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
-        .await
-        .expect("connecting through the proxy");
+    let (store, proxy) = counted_store().await;
     let group = fresh_group("redis-round-trips");
     let fingerprint = Fingerprint::from_bytes([9; 32]);
     let batch: Vec<Checkpoint> = (0..10_000u32)

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore};
 use redis::IntoConnectionInfo;
 use redis::aio::ConnectionLike;
@@ -65,6 +66,17 @@ pub async fn single_store() -> RedisCheckpointStore {
     RedisCheckpointStore::connect(&url)
         .await
         .unwrap_or_else(|error| panic!("cannot connect to {URL_VAR}: {error:?}"))
+}
+
+/// A store on the single server connected through the kit's counting proxy, and the proxy.
+pub async fn counted_store() -> (RedisCheckpointStore, CountingProxy) {
+    let proxy = CountingProxy::start(single_addr().await)
+        .await
+        .expect("starting the counting proxy");
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
+        .await
+        .expect("connecting through the proxy");
+    (store, proxy)
 }
 
 /// The cluster's node URLs from `REDIS_CLUSTER_URLS`. No container is started for a cluster:
