@@ -60,21 +60,12 @@ pub(crate) fn save(
     partition: u32,
     position: u64,
 ) -> UpdateItemFluentBuilder {
-    store
-        .client()
-        .update_item()
-        .table_name(store.table())
-        .set_key(Some(primary_key(group, subscription, partition)))
+    let request = update_item(store, group, subscription, partition)
         .update_expression(SAVE_UPDATE)
         .condition_expression(SAVE_CONDITION)
         .expression_attribute_names("#pos", POSITION)
-        .expression_attribute_names("#sub", SUBSCRIPTION)
-        .expression_attribute_names("#part", PARTITION)
-        .expression_attribute_names("#at", UPDATED_AT)
-        .expression_attribute_values(":pos", number(position))
-        .expression_attribute_values(":sub", AttributeValue::S(subscription.to_owned()))
-        .expression_attribute_values(":part", number(u64::from(partition)))
-        .expression_attribute_values(":at", now_millis())
+        .expression_attribute_values(":pos", number(position));
+    with_key_copies(request, subscription, partition)
 }
 
 /// `load`, and the read after an advance refused without the old item: one `GetItem` with
@@ -85,14 +76,7 @@ pub(crate) fn load(
     subscription: &str,
     partition: u32,
 ) -> GetItemFluentBuilder {
-    store
-        .client()
-        .get_item()
-        .table_name(store.table())
-        .set_key(Some(primary_key(group, subscription, partition)))
-        .projection_expression(LOAD_PROJECTION)
-        .expression_attribute_names("#pos", POSITION)
-        .consistent_read(true)
+    consistent_get(store, group, subscription, partition).projection_expression(LOAD_PROJECTION)
 }
 
 /// A claim's item, when the claim's reply did not hold it: one `GetItem` with `ConsistentRead`
@@ -103,15 +87,9 @@ pub(crate) fn read_claimed(
     subscription: &str,
     partition: u32,
 ) -> GetItemFluentBuilder {
-    store
-        .client()
-        .get_item()
-        .table_name(store.table())
-        .set_key(Some(primary_key(group, subscription, partition)))
+    consistent_get(store, group, subscription, partition)
         .projection_expression(CLAIMED_PROJECTION)
-        .expression_attribute_names("#pos", POSITION)
         .expression_attribute_names("#fp", FINGERPRINT)
-        .consistent_read(true)
 }
 
 /// One page of `list`: a `Query` on the group's partition key with `ConsistentRead`, from
@@ -146,23 +124,14 @@ pub(crate) fn claim(
     fingerprint: Fingerprint,
     initial_position: u64,
 ) -> UpdateItemFluentBuilder {
-    store
-        .client()
-        .update_item()
-        .table_name(store.table())
-        .set_key(Some(primary_key(group, subscription, partition)))
+    let request = update_item(store, group, subscription, partition)
         .update_expression(CLAIM_UPDATE)
         .expression_attribute_names("#pos", POSITION)
         .expression_attribute_names("#fp", FINGERPRINT)
-        .expression_attribute_names("#sub", SUBSCRIPTION)
-        .expression_attribute_names("#part", PARTITION)
-        .expression_attribute_names("#at", UPDATED_AT)
         .expression_attribute_values(":initial", number(initial_position))
         .expression_attribute_values(":fp", fingerprint_value(fingerprint))
-        .expression_attribute_values(":sub", AttributeValue::S(subscription.to_owned()))
-        .expression_attribute_values(":part", number(u64::from(partition)))
-        .expression_attribute_values(":at", now_millis())
-        .return_values(ReturnValue::AllNew)
+        .return_values(ReturnValue::AllNew);
+    with_key_copies(request, subscription, partition)
 }
 
 /// `advance`: one `UpdateItem` with the condition `position = :from`, returning the item as it
@@ -176,11 +145,7 @@ pub(crate) fn advance(
     to: u64,
 ) -> UpdateItemFluentBuilder {
     let (names, values) = advance_expression(from, to);
-    store
-        .client()
-        .update_item()
-        .table_name(store.table())
-        .set_key(Some(primary_key(group, subscription, partition)))
+    update_item(store, group, subscription, partition)
         .update_expression(ADVANCE_UPDATE)
         .condition_expression(ADVANCE_CONDITION)
         .set_expression_attribute_names(Some(names))
@@ -208,6 +173,53 @@ pub(crate) fn advance_update(
         .set_expression_attribute_values(Some(values))
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
+}
+
+/// An `UpdateItem` of the key, for [`save`], [`claim`] and [`advance`] to complete.
+fn update_item(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+    subscription: &str,
+    partition: u32,
+) -> UpdateItemFluentBuilder {
+    store
+        .client()
+        .update_item()
+        .table_name(store.table())
+        .set_key(Some(primary_key(group, subscription, partition)))
+}
+
+/// The plain copies of the key parts and the time of the write (`#sub = :sub, #part = :part`
+/// and `#at` from `:at`), which [`save`] and [`claim`] both set.
+fn with_key_copies(
+    request: UpdateItemFluentBuilder,
+    subscription: &str,
+    partition: u32,
+) -> UpdateItemFluentBuilder {
+    request
+        .expression_attribute_names("#sub", SUBSCRIPTION)
+        .expression_attribute_names("#part", PARTITION)
+        .expression_attribute_names("#at", UPDATED_AT)
+        .expression_attribute_values(":sub", AttributeValue::S(subscription.to_owned()))
+        .expression_attribute_values(":part", number(u64::from(partition)))
+        .expression_attribute_values(":at", now_millis())
+}
+
+/// A `GetItem` of the key with `ConsistentRead`, its position named `#pos`, for [`load`] and
+/// [`read_claimed`] to say what to read.
+fn consistent_get(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+    subscription: &str,
+    partition: u32,
+) -> GetItemFluentBuilder {
+    store
+        .client()
+        .get_item()
+        .table_name(store.table())
+        .set_key(Some(primary_key(group, subscription, partition)))
+        .expression_attribute_names("#pos", POSITION)
+        .consistent_read(true)
 }
 
 /// The expression attribute names and values of an advance, shared by [`advance`] and
