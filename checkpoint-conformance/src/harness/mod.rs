@@ -11,7 +11,8 @@
 //!   [`CountingProxy`](crate::round_trips::CountingProxy).
 //! - [`BlackHoleProxy`]: a loopback TCP proxy that can stop relaying without closing anything
 //!   (the peer vanished without a FIN), for tests that a store gives up a connection that
-//!   stopped answering and works again once the network does.
+//!   stopped answering and works again once the network does; [`black_hole_and_back`] is the
+//!   run every backend's fault tests make with it.
 //!
 //! The error-chain printer the tests' messages use is [`error_chain`](crate::error_chain).
 //!
@@ -21,5 +22,5 @@ pub mod bad_input;
 mod black_hole;
 mod server;
 
-pub use black_hole::BlackHoleProxy;
+pub use black_hole::{BlackHoleBounds, BlackHoleProxy, BlackHoleReport, black_hole_and_back};
 pub use server::server_url;
