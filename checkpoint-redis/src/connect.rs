@@ -1,11 +1,18 @@
 //! Connecting: the constructors that take a URL or a client, the connection manager's
-//! reconnect and timeout settings, TLS's crypto provider, and the endpoint a store shows in
-//! `Debug` without credentials: everything that handles a URL, and so a password, is here.
+//! reconnect and timeout settings, a new connection in place of one on which a call timed out,
+//! TLS's crypto provider, and the endpoint a store shows in `Debug` without credentials:
+//! everything that handles a URL, and so a password, is here.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use checkpoint_core::{Error, Operation};
-use redis::IntoConnectionInfo;
 use redis::aio::ConnectionManager;
+use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
+use redis::{IntoConnectionInfo, RedisError};
 
 use crate::error::backend;
 use crate::{BACKEND, CONNECTION_TIMEOUT, RedisCheckpointStore};
@@ -83,10 +90,18 @@ impl RedisCheckpointStore<ConnectionManager> {
             .set_connection_timeout(Some(CONNECTION_TIMEOUT))
             .set_number_of_retries(CONNECTION_RETRIES);
         let connection = client
-            .get_connection_manager_with_config(config)
+            .get_connection_manager_with_config(config.clone())
             .await
             .map_err(|e| backend(Operation::Connect, e))?;
-        Ok(Self::new(connection).with_endpoint(endpoint))
+        // After a timeout, a manager of the same client and settings that connects on its first
+        // call: the old one may sit on a connection whose peer vanished without closing it,
+        // which the manager never notices (it reconnects only after an error that says the
+        // connection is gone, and a timeout is not one).
+        let renew: Renew<ConnectionManager> = Box::new(move || {
+            let connection = client.get_connection_manager_lazy(config.clone());
+            Box::pin(async move { connection })
+        });
+        Ok(Self::with_connection(Connection::renewable(connection, renew)).with_endpoint(endpoint))
     }
 }
 
@@ -116,13 +131,203 @@ impl RedisCheckpointStore<ClusterConnection> {
         tracing::Span::current().record("endpoints", endpoint.as_str());
         #[cfg(feature = "tls-rustls")]
         ensure_crypto_provider();
-        let client = redis::cluster::ClusterClient::new(urls.iter().map(String::as_str))
+        let client = ClusterClient::new(urls.iter().map(String::as_str))
             .map_err(|e| backend(Operation::Connect, e))?;
+        Self::cluster(client, endpoint).await
+    }
+
+    /// Connects to a Redis Cluster through a [`ClusterClient`] you built
+    /// (`redis::cluster::ClusterClientBuilder`), for what node URLs cannot say: a private
+    /// certificate authority, a node address map for nodes that announce addresses the
+    /// application cannot reach, a password for every node. Otherwise the same as
+    /// [`connect_cluster`](Self::connect_cluster).
+    ///
+    /// The client's own settings apply to its connections; the store's timeout still bounds
+    /// each operation (see the crate's timeouts section for a response timeout of the
+    /// client's).
+    #[tracing::instrument(
+        name = "checkpoint.connect",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, endpoints)
+    )]
+    pub async fn connect_cluster_client(client: ClusterClient) -> Result<Self, Error> {
+        // The initial nodes are not public: `Debug` shows that the client was the caller's.
+        let endpoint = "<caller's cluster client>".to_owned();
+        tracing::Span::current().record("endpoints", endpoint.as_str());
+        #[cfg(feature = "tls-rustls")]
+        ensure_crypto_provider();
+        Self::cluster(client, endpoint).await
+    }
+
+    async fn cluster(client: ClusterClient, endpoint: String) -> Result<Self, Error> {
         let connection = client
             .get_async_connection()
             .await
             .map_err(|e| backend(Operation::Connect, e))?;
-        Ok(Self::new(connection).with_endpoint(endpoint))
+        // After a timeout, a new cluster connection from the same client: the old one may sit
+        // on node connections whose peer vanished without closing them, which it never
+        // notices (it reconnects to a node only after an error that says the connection is
+        // gone, and a timeout is not one).
+        let renew: Renew<ClusterConnection> = Box::new(move || {
+            let client = client.clone();
+            Box::pin(async move { connect_cluster_with_retries(&client).await })
+        });
+        Ok(Self::with_connection(Connection::renewable(connection, renew)).with_endpoint(endpoint))
+    }
+}
+
+/// A new cluster connection, each attempt retried like the single server's connection manager
+/// retries its own: [`CONNECTION_RETRIES`] times, 100 ms and 200 ms later.
+async fn connect_cluster_with_retries(
+    client: &ClusterClient,
+) -> Result<ClusterConnection, RedisError> {
+    let mut pause = Duration::from_millis(100);
+    let mut retries = 0;
+    loop {
+        match client.get_async_connection().await {
+            Err(error) if retries < CONNECTION_RETRIES => {
+                tracing::debug!(%error, "a new cluster connection failed, retrying");
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                retries += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Makes a new connection in place of one on which a call timed out.
+pub(crate) type Renew<C> =
+    Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<C, RedisError>> + Send>> + Send + Sync>;
+
+/// The store's connection, shared by its clones, and, for a store that connected itself, how
+/// to replace it after a timeout.
+///
+/// A call that times out may have met a connection whose peer vanished without closing it
+/// (a cut network path, a frozen or replaced host): nothing will ever arrive on it, and the
+/// client libraries keep it, since no error says it is gone. So a timeout marks the connection
+/// it happened on stale, and the next call makes a new one (once for all the calls that find
+/// it stale at the same time) before it sends anything. Calls still running on the old
+/// connection finish there; it closes when the last of them lets go of it.
+pub(crate) struct Connection<C> {
+    shared: Arc<Shared<C>>,
+}
+
+struct Shared<C> {
+    current: Mutex<Current<C>>,
+    /// `None` for the caller's own connection ([`RedisCheckpointStore::new`]), which the store
+    /// cannot rebuild.
+    renew: Option<Renew<C>>,
+    /// Held while a new connection is made, so that concurrent calls make one, not one each.
+    renewing: tokio::sync::Mutex<()>,
+}
+
+struct Current<C> {
+    connection: C,
+    /// Counts the connections made so far, so that a late timeout on a connection that was
+    /// already replaced does not throw the new one away.
+    generation: u64,
+    /// A call on this connection timed out: the next call makes a new one.
+    stale: bool,
+}
+
+impl<C> Clone for Connection<C> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<C> Connection<C> {
+    /// The caller's connection, kept whatever happens on it.
+    pub(crate) fn fixed(connection: C) -> Self {
+        Self::with(connection, None)
+    }
+
+    /// A connection that `renew` replaces after a timeout.
+    pub(crate) fn renewable(connection: C, renew: Renew<C>) -> Self {
+        Self::with(connection, Some(renew))
+    }
+
+    fn with(connection: C, renew: Option<Renew<C>>) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                current: Mutex::new(Current {
+                    connection,
+                    generation: 0,
+                    stale: false,
+                }),
+                renew,
+                renewing: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+}
+
+impl<C: Clone> Connection<C> {
+    /// The connection in use now (a handle to it).
+    pub(crate) fn current(&self) -> C {
+        self.shared.current().connection.clone()
+    }
+
+    /// The connection for a call, and its generation for [`timed_out`](Self::timed_out): a
+    /// new one first when a call timed out on the current one.
+    ///
+    /// # Errors
+    ///
+    /// The error of making the new connection, as `operation`'s. The connection stays stale,
+    /// so the next call tries again.
+    pub(crate) async fn checkout(&self, operation: Operation) -> Result<(C, u64), Error> {
+        if let Some(ready) = self.shared.ready() {
+            return Ok(ready);
+        }
+        let Some(renew) = &self.shared.renew else {
+            // Only a renewable connection is ever marked stale.
+            let current = self.shared.current();
+            return Ok((current.connection.clone(), current.generation));
+        };
+        let _renewing = self.shared.renewing.lock().await;
+        // Another call may have made the new connection while this one waited.
+        if let Some(ready) = self.shared.ready() {
+            return Ok(ready);
+        }
+        tracing::debug!("a call timed out on the connection: making a new one");
+        let connection = renew().await.map_err(|e| backend(operation, e))?;
+        let mut current = self.shared.current();
+        current.connection = connection;
+        current.generation += 1;
+        current.stale = false;
+        Ok((current.connection.clone(), current.generation))
+    }
+
+    /// A call on the connection of `generation` timed out: the next call makes a new one, if
+    /// the store can, and if that connection is still the current one.
+    pub(crate) fn timed_out(&self, generation: u64) {
+        if self.shared.renew.is_none() {
+            return;
+        }
+        let mut current = self.shared.current();
+        if current.generation == generation {
+            current.stale = true;
+        }
+    }
+}
+
+impl<C> Shared<C> {
+    fn current(&self) -> std::sync::MutexGuard<'_, Current<C>> {
+        // Nothing that can panic runs under the lock, but a poisoned one still holds a
+        // consistent value.
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<C: Clone> Shared<C> {
+    /// The current connection and its generation, unless it is stale.
+    fn ready(&self) -> Option<(C, u64)> {
+        let current = self.current();
+        (!current.stale).then(|| (current.connection.clone(), current.generation))
     }
 }
 

@@ -19,6 +19,7 @@ use checkpoint_core::{
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 
+use crate::connect::Connection;
 use crate::layout::{self, key_pattern, validate_prefix};
 use crate::requests::{self, COMMAND_RULES, WAIT_RULE};
 use crate::{BACKEND, DEFAULT_KEY_PREFIX, MAX_SAVE_ALL_CHUNK, SAVE_ALL_CHUNK};
@@ -35,9 +36,15 @@ pub type RedisClusterCheckpointStore = RedisCheckpointStore<ClusterConnection>;
 /// or a replicated primary, [`ClusterConnection`] for a cluster
 /// ([`RedisClusterCheckpointStore`]), or any other clonable async connection. Each operation
 /// clones it, which for these types is a cheap handle to the same multiplexed connection.
+///
+/// A store that connected itself ([`connect`](Self::connect),
+/// [`connect_cluster`](RedisClusterCheckpointStore::connect_cluster) and their `_client`
+/// forms) replaces its connection after a call times out on it (see the crate's section on
+/// faults); one made with [`new`](Self::new) keeps the caller's. The clones of a store share
+/// its connection.
 #[derive(Clone)]
 pub struct RedisCheckpointStore<C = ConnectionManager> {
-    connection: C,
+    connection: Connection<C>,
     prefix: String,
     timeout: Option<Duration>,
     replica_ack: Option<ReplicaAck>,
@@ -75,7 +82,15 @@ impl<C> RedisCheckpointStore<C> {
     /// A store over `connection`, with the key prefix [`DEFAULT_KEY_PREFIX`], the timeout
     /// [`DEFAULT_TIMEOUT`], no replica acknowledgement and `save_all` chunks of
     /// [`SAVE_ALL_CHUNK`].
+    ///
+    /// The store keeps `connection` whatever happens on it, also after a call timed out on it:
+    /// its own settings decide whether it notices a peer that vanished without closing it.
     pub fn new(connection: C) -> Self {
+        Self::with_connection(Connection::fixed(connection))
+    }
+
+    /// A store over `connection`, with the defaults of [`new`](Self::new).
+    pub(crate) fn with_connection(connection: Connection<C>) -> Self {
         Self {
             connection,
             prefix: DEFAULT_KEY_PREFIX.to_owned(),
@@ -168,9 +183,13 @@ impl<C> RedisCheckpointStore<C> {
         &self.prefix
     }
 
-    /// The connection the store runs on.
-    pub fn connection(&self) -> &C {
-        &self.connection
+    /// The connection the store runs on now (a handle to it; after a timeout, a store that
+    /// connected itself runs its next calls on a new one).
+    pub fn connection(&self) -> C
+    where
+        C: Clone,
+    {
+        self.connection.current()
     }
 
     /// The ACL rules of a Redis user that can do everything this store does and nothing else:
@@ -205,21 +224,41 @@ impl<C> RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    /// Runs `operation` under the store's timeout, if it has one.
-    pub(crate) async fn timed<T>(
+    /// Runs `request` on the store's connection under the store's timeout, if it has one.
+    ///
+    /// Making a new connection first, when a call timed out on the current one, is part of the
+    /// call and of its time. A call that times out marks the connection it ran on stale.
+    pub(crate) async fn timed<T, R>(
         &self,
         operation: Operation,
-        future: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, Error> {
-        match self.timeout {
-            Some(after) => tokio::time::timeout(after, future)
-                .await
-                .map_err(|_elapsed| Error::Timeout {
+        request: impl FnOnce(C) -> R,
+    ) -> Result<T, Error>
+    where
+        R: Future<Output = Result<T, Error>>,
+    {
+        let Some(after) = self.timeout else {
+            let (connection, _generation) = self.connection.checkout(operation).await?;
+            return request(connection).await;
+        };
+        let mut generation = None;
+        let call = async {
+            let (connection, checked_out) = self.connection.checkout(operation).await?;
+            generation = Some(checked_out);
+            request(connection).await
+        };
+        let outcome = tokio::time::timeout(after, call).await;
+        match outcome {
+            Ok(result) => result,
+            Err(_elapsed) => {
+                if let Some(generation) = generation {
+                    self.connection.timed_out(generation);
+                }
+                Err(Error::Timeout {
                     backend: BACKEND,
                     operation,
                     after,
-                })?,
-            None => future.await,
+                })
+            }
         }
     }
 
@@ -253,8 +292,8 @@ where
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
         let key = layout::group_key(&self.prefix, group);
-        self.timed(Operation::List, async {
-            let found = requests::list(&mut self.connection.clone(), &key).await?;
+        self.timed(Operation::List, |mut connection| async move {
+            let found = requests::list(&mut connection, &key).await?;
             tracing::Span::current().record("found", found.len());
             Ok(found
                 .into_iter()
@@ -281,8 +320,8 @@ where
         validate_key(group, subscription)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Load, async {
-            requests::load(&mut self.connection.clone(), &key, &field).await
+        self.timed(Operation::Load, |mut connection| async move {
+            requests::load(&mut connection, &key, &field).await
         })
         .await
     }
@@ -303,8 +342,7 @@ where
         validate_save(group, subscription, position)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Save, async {
-            let mut connection = self.connection.clone();
+        self.timed(Operation::Save, |mut connection| async move {
             let moved = requests::save(&mut connection, &key, &field, position).await?;
             tracing::Span::current().record("moved", moved);
             self.await_replicas(&mut connection, Operation::Save).await
@@ -329,8 +367,7 @@ where
         let entries = checkpoint_core::batch::highest_per_key(checkpoints);
         let span = tracing::Span::current();
         span.record("chunks", entries.len().div_ceil(self.save_all_chunk));
-        self.timed(Operation::SaveAll, async {
-            let mut connection = self.connection.clone();
+        self.timed(Operation::SaveAll, |mut connection| async move {
             let moved =
                 requests::save_all(&mut connection, &key, &entries, self.save_all_chunk).await?;
             span.record("moved", moved);
@@ -363,8 +400,7 @@ where
         validate_claim(group, subscription, initial_position)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Claim, async {
-            let mut connection = self.connection.clone();
+        self.timed(Operation::Claim, |mut connection| async move {
             let position =
                 requests::claim(&mut connection, &key, &field, fingerprint, initial_position)
                     .await?;

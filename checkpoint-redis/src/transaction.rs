@@ -108,8 +108,7 @@ where
             .into());
         }
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Advance, async {
-            let mut connection = self.connection().clone();
+        self.timed(Operation::Advance, |mut connection| async move {
             requests::advance(&mut connection, &key, &field, from, to, writes).await?;
             self.await_replicas(&mut connection, Operation::Advance)
                 .await

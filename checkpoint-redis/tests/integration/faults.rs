@@ -7,12 +7,15 @@
 //! On the single server: a hanging server times out, too few replica acknowledgements, a
 //! killed connection. On the single server and on the cluster (`single::`, `cluster::`): a
 //! server that lost its script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a
-//! group holding data no store writes.
+//! group holding data no store writes. On both too, each with tests of its own: a black hole
+//! (the kit's `BlackHoleProxy` in front of the server, or of every cluster node): every call
+//! times out, and the store works again soon after the network does.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
@@ -20,11 +23,12 @@ use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
     UnexpectedValue,
 };
-use checkpoint_redis::{RedisCheckpointStore, ReplicaAckError};
+use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore, ReplicaAckError};
+use redis::cluster::{ClusterClientBuilder, NodeAddress};
 
 use crate::support::{
-    Conn, DURABLE, FreezingProxy, OwnRedis, VOLATILE, raw_value, single_addr, single_store,
-    single_url,
+    Conn, DURABLE, FreezingProxy, OwnRedis, VOLATILE, cluster_urls, raw_value, single_addr,
+    single_store, single_url,
 };
 
 crate::on_single_and_cluster!(
@@ -625,4 +629,113 @@ async fn foreign_data_in_a_group_is_an_error<C: Conn>(store: &RedisCheckpointSto
     // The corrupt value was not overwritten by the refused save.
     let raw = raw_value(store, &group, "0:t").await;
     assert_eq!(raw.as_deref(), Some("not a number"));
+}
+
+/// The bounds of the black-hole tests (the same for every backend): a 1 s timeout; each call
+/// in the black hole ends within 0.5 s of it; once the network is back, a save retried every
+/// 10 ms succeeds within the timeout and 2 s more.
+const BLACK_HOLE: BlackHoleBounds = BlackHoleBounds {
+    timeout: Duration::from_secs(1),
+    margin: Duration::from_millis(500),
+    recovery: Duration::from_secs(3),
+};
+
+/// The server vanishes without closing the store's connection: every call times out, and once
+/// the network is back the store, which gave that connection up, works on a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_hole_times_out_every_call_and_the_store_reconnects_after_it() {
+    let proxy = BlackHoleProxy::start(single_addr().await)
+        .await
+        .expect("starting a proxy");
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
+        .await
+        .expect("connecting through the proxy")
+        .with_timeout(BLACK_HOLE.timeout)
+        .expect("a valid timeout");
+    let report = black_hole_and_back(&store, &[&proxy], BLACK_HOLE)
+        .await
+        .unwrap_or_else(|failure| panic!("single server: {failure}"));
+    eprintln!(
+        "single server, black hole: {report:?}; {} connections, {} held",
+        proxy.connections(),
+        proxy.held()
+    );
+}
+
+/// Every node of the cluster (`REDIS_CLUSTER_URLS`) as `CLUSTER NODES` lists it, failed ones
+/// left out: masters and replicas.
+async fn cluster_nodes() -> Vec<NodeAddress> {
+    let url = cluster_urls().into_iter().next().expect("a node URL");
+    let mut connection = redis::Client::open(url.as_str())
+        .expect("a node URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a connection to a cluster node");
+    let nodes: String = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query_async(&mut connection)
+        .await
+        .expect("CLUSTER NODES");
+    nodes
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let address = fields.nth(1)?;
+            let flags = fields.next()?;
+            if flags.contains("fail") || flags.contains("noaddr") || flags.contains("handshake") {
+                return None;
+            }
+            // `ip:port@cluster-bus-port[,hostname]`
+            let node = address.split('@').next()?;
+            Some(node.parse().expect("a node address"))
+        })
+        .collect()
+}
+
+/// The same on a cluster, with a proxy in front of every node. The nodes announce their own
+/// addresses (in `CLUSTER SLOTS` and in redirects), which would go around the proxies: the
+/// client maps each announced address to its node's proxy (redis-rs's `node_address_map`,
+/// applied whenever it connects to a node), so every connection goes through a proxy, the
+/// black hole catches them all, and the test runs on the shared cluster without starting one
+/// whose nodes announce the proxies' ports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_hole_in_front_of_every_cluster_node_times_out_every_call_and_the_store_reconnects()
+{
+    let nodes = cluster_nodes().await;
+    assert!(!nodes.is_empty(), "CLUSTER NODES listed no node");
+    let mut proxies = Vec::new();
+    let mut map = std::collections::HashMap::new();
+    for node in &nodes {
+        let proxy = BlackHoleProxy::start((node.host(), node.port()))
+            .await
+            .expect("starting a proxy");
+        let local = proxy.local_addr();
+        map.insert(
+            node.clone(),
+            NodeAddress::new(local.ip().to_string(), local.port()),
+        );
+        proxies.push(proxy);
+    }
+    let client = ClusterClientBuilder::new(
+        proxies
+            .iter()
+            .map(|proxy| format!("redis://{}", proxy.local_addr())),
+    )
+    .node_address_map(map)
+    .build()
+    .expect("a cluster client");
+    let store = RedisClusterCheckpointStore::connect_cluster_client(client)
+        .await
+        .expect("connecting through the proxies")
+        .with_timeout(BLACK_HOLE.timeout)
+        .expect("a valid timeout");
+    let proxies: Vec<&BlackHoleProxy> = proxies.iter().collect();
+    let report = black_hole_and_back(&store, &proxies, BLACK_HOLE)
+        .await
+        .unwrap_or_else(|failure| panic!("cluster: {failure}"));
+    let relayed: Vec<u64> = proxies.iter().map(|proxy| proxy.relayed()).collect();
+    eprintln!(
+        "cluster of {} nodes, black hole: {report:?}; connections relayed per node {relayed:?}",
+        nodes.len()
+    );
 }
