@@ -241,12 +241,13 @@
 //!   Docker, DynamoDB Local in a container) runs everything: the kit, `advance_in` inside a
 //!   `TransactWriteItems` with its typed cancellation reasons, the old item of a failed
 //!   condition, `Query` paging with `Limit`, the round-trip counts, the faults (connections cut,
-//!   the server killed, paused and restarted) and the secrets checks. What it lacks is concurrency: moto
-//!   evaluates a condition and applies the update in separate steps, on many threads, without a
-//!   lock (two concurrent compare-and-sets from one position both won, and a concurrent batch
-//!   lost an update), so the script runs it with one lock around every request. The histories
-//!   on moto therefore prove that this store's requests are right given per-item atomicity,
-//!   not that they stay right when a server really runs them at the same time.
+//!   the server killed, paused and restarted) and the secrets checks. What it lacks is
+//!   concurrency: moto evaluates a condition and applies the update in separate steps, on many
+//!   threads, without a lock (two concurrent compare-and-sets from one position both won, and a
+//!   concurrent batch lost an update), so the script runs it with one lock around every
+//!   request. The histories on moto therefore prove that this store's requests are right given
+//!   per-item atomicity, not that they stay right when a server really runs them at the same
+//!   time.
 //! - **dynalite** (`scripts/services/dynalite.sh`, `DYNALITE_ENDPOINT`, no fallback: without
 //!   the variable its tests fail) runs requests concurrently with a lock per item, as DynamoDB
 //!   promises atomicity per item, and no global lock: the whole kit runs on it again, so the
