@@ -191,10 +191,11 @@
 //!
 //! Durability across server restarts is DynamoDB's: an acknowledged write is stored durably
 //! before DynamoDB answers. The emulators the tests use cannot show it: moto and dynalite keep
-//! every table in memory here, so a restart loses them all (a test shows exactly that on moto). DynamoDB Local keeps its
-//! data across restarts only when started with `-sharedDb -dbPath <dir>` on a kept directory
-//! (its container image starts it with `-inMemory`, as the testcontainers fallback of the tests
-//! does); it is not run here, as its licence is not an open-source one.
+//! every table in memory here, so a restart loses them all (a test shows exactly that on
+//! moto). DynamoDB Local keeps its data across restarts only when started with
+//! `-sharedDb -dbPath <dir>` on a kept directory (its container image starts it with
+//! `-inMemory`, as the testcontainers fallback of the tests does); it is not run here, as its
+//! licence is not an open-source one.
 //!
 //! What the integration tests inject, on moto servers of their own (`faults`):
 //!
