@@ -26,75 +26,9 @@ struct OnConnection<'a> {
 impl MoreEntryPoints for OnConnection<'_> {
     async fn send(&mut self, call: Call<'_>) -> Option<(&'static str, Result<Reply, Error>)> {
         let (store, connection) = (self.store, &mut *self.connection);
-        Some(match call {
-            Call::Load {
-                group,
-                subscription,
-                partition,
-            } => (
-                "load_in",
-                store
-                    .load_in(connection, group, subscription, partition)
-                    .await
-                    .map(Reply::Loaded),
-            ),
-            Call::List { group } => (
-                "list_in",
-                store.list_in(connection, group).await.map(Reply::Listed),
-            ),
-            Call::Save {
-                group,
-                subscription,
-                partition,
-                position,
-            } => (
-                "save_in",
-                store
-                    .save_in(connection, group, subscription, partition, position)
-                    .await
-                    .map(|()| Reply::Done),
-            ),
-            Call::SaveAll { group, checkpoints } => (
-                "save_all_in",
-                store
-                    .save_all_in(connection, group, checkpoints)
-                    .await
-                    .map(|()| Reply::Done),
-            ),
-            Call::Claim {
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            } => (
-                "claim_in",
-                store
-                    .claim_in(
-                        connection,
-                        group,
-                        subscription,
-                        partition,
-                        fingerprint,
-                        initial_position,
-                    )
-                    .await
-                    .map(Reply::Claimed),
-            ),
-            Call::Advance {
-                group,
-                subscription,
-                partition,
-                from,
-                to,
-            } => (
-                "advance_in",
-                store
-                    .advance_in(connection, group, subscription, partition, from, to)
-                    .await
-                    .map(|()| Reply::Done),
-            ),
-        })
+        Some(checkpoint_conformance::call_through!(
+            call, store, (connection), load_in list_in save_in save_all_in claim_in advance_in
+        ))
     }
 }
 

@@ -74,57 +74,62 @@ impl Call<'_> {
 
     /// Makes this call through the trait.
     pub async fn on(self, store: &dyn ExclusiveCheckpointStore) -> Result<Reply, Error> {
-        match self {
-            Call::Load {
-                group,
-                subscription,
-                partition,
-            } => store
-                .load(group, subscription, partition)
-                .await
-                .map(Reply::Loaded),
-            Call::List { group } => store.list(group).await.map(Reply::Listed),
-            Call::Save {
-                group,
-                subscription,
-                partition,
-                position,
-            } => store
-                .save(group, subscription, partition, position)
-                .await
-                .map(|()| Reply::Done),
-            Call::SaveAll { group, checkpoints } => store
-                .save_all(group, checkpoints)
-                .await
-                .map(|()| Reply::Done),
-            Call::Claim {
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            } => store
-                .claim(
-                    group,
-                    subscription,
-                    partition,
-                    fingerprint,
-                    initial_position,
-                )
-                .await
-                .map(Reply::Claimed),
-            Call::Advance {
-                group,
-                subscription,
-                partition,
-                from,
-                to,
-            } => store
-                .advance(group, subscription, partition, from, to)
-                .await
-                .map(|()| Reply::Done),
-        }
+        crate::call_through!(self, store, (), load list save save_all claim advance).1
     }
+}
+
+/// Makes a [`Call`](crate::harness::bad_input::Call) through the six methods named, each given the leading arguments in `(…)`
+/// (none for the trait's, the caller's connection for a `*_in` family) before the call's own,
+/// and evaluates to the method's name with what it returned: `(&'static str, Result<Reply,
+/// Error>)`.
+///
+/// ```ignore
+/// // In a backend's `MoreEntryPoints::send`, for its `*_in` family on a connection:
+/// Some(checkpoint_conformance::call_through!(
+///     call, store, (connection), load_in list_in save_in save_all_in claim_in advance_in
+/// ))
+/// ```
+#[macro_export]
+macro_rules! call_through {
+    ($call:expr, $store:expr, ($($lead:expr),*),
+     $load:ident $list:ident $save:ident $save_all:ident $claim:ident $advance:ident) => {{
+        use $crate::harness::bad_input::{Call, Reply};
+        match $call {
+            Call::Load { group, subscription, partition } => (
+                stringify!($load),
+                $store.$load($($lead,)* group, subscription, partition).await.map(Reply::Loaded),
+            ),
+            Call::List { group } => (
+                stringify!($list),
+                $store.$list($($lead,)* group).await.map(Reply::Listed),
+            ),
+            Call::Save { group, subscription, partition, position } => (
+                stringify!($save),
+                $store
+                    .$save($($lead,)* group, subscription, partition, position)
+                    .await
+                    .map(|()| Reply::Done),
+            ),
+            Call::SaveAll { group, checkpoints } => (
+                stringify!($save_all),
+                $store.$save_all($($lead,)* group, checkpoints).await.map(|()| Reply::Done),
+            ),
+            Call::Claim { group, subscription, partition, fingerprint, initial_position } => (
+                stringify!($claim),
+                $store
+                    .$claim($($lead,)* group, subscription, partition, fingerprint, initial_position)
+                    .await
+                    .map(Reply::Claimed),
+            ),
+            Call::Advance { group, subscription, partition, from, to } => (
+                stringify!($advance),
+                $store
+                    .$advance($($lead,)* group, subscription, partition, from, to)
+                    .await
+                    .map(|()| Reply::Done),
+            ),
+        }
+    }};
 }
 
 /// A backend's own entry points beside the trait's, held to the same rules as the trait call
