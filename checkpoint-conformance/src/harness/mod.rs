@@ -13,6 +13,8 @@
 //!   (the peer vanished without a FIN), for tests that a store gives up a connection that
 //!   stopped answering and works again once the network does; [`black_hole_and_back`] is the
 //!   run every backend's fault tests make with it.
+//! - [`Guarded`]: a store that keeps what it needs alive (a temporary directory, a server
+//!   started for it) for as long as it is used, passing every call on.
 //!
 //! The error-chain printer the tests' messages use is [`error_chain`](crate::error_chain).
 //!
@@ -20,7 +22,9 @@
 
 pub mod bad_input;
 mod black_hole;
+mod guarded;
 mod server;
 
 pub use black_hole::{BlackHoleBounds, BlackHoleProxy, BlackHoleReport, black_hole_and_back};
+pub use guarded::Guarded;
 pub use server::server_url;

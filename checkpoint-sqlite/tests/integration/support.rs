@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use async_trait::async_trait;
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_conformance::harness::Guarded;
+use checkpoint_core::Error;
 use checkpoint_sqlite::SqliteCheckpointStore;
 
 /// A database file path under the system's temporary directory, unique to this process and
@@ -55,81 +55,13 @@ impl Drop for TempDb {
 }
 
 /// A migrated store on a database file of its own, which it deletes when dropped.
-#[derive(Debug)]
-pub struct TempStore {
-    pub store: SqliteCheckpointStore,
-    // Dropped after `store`: the files go once nothing uses them any more.
-    _db: TempDb,
-}
+pub type TempStore = Guarded<SqliteCheckpointStore, TempDb>;
 
 /// The factory of the conformance tests: a fresh database file per test.
 pub async fn store() -> TempStore {
     let db = TempDb::new();
     let store = db.store().await;
-    TempStore { store, _db: db }
-}
-
-#[async_trait]
-impl CheckpointStore for TempStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.store.list(group).await
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.store.load(group, subscription, partition).await
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.store
-            .save(group, subscription, partition, position)
-            .await
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.store.save_all(group, checkpoints).await
-    }
-}
-
-#[async_trait]
-impl ExclusiveCheckpointStore for TempStore {
-    async fn claim(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        self.store
-            .claim(
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            )
-            .await
-    }
-    async fn advance(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        self.store
-            .advance(group, subscription, partition, from, to)
-            .await
-    }
+    Guarded::new(store, db)
 }
 
 /// The sqlx error an error of this store carries as its source.

@@ -1,0 +1,90 @@
+//! A store that keeps something alive for as long as it is used.
+
+use async_trait::async_trait;
+use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+
+/// A store under test together with what it needs kept alive (a temporary directory, a server
+/// started for it), which goes only after the store: every call of the store traits is passed
+/// to `store` unchanged.
+#[derive(Debug)]
+pub struct Guarded<S, G> {
+    /// The store every call goes to.
+    pub store: S,
+    // Dropped after `store`: the guard goes once nothing uses it any more.
+    guard: G,
+}
+
+impl<S, G> Guarded<S, G> {
+    /// `store`, keeping `guard` alive until it is dropped itself.
+    pub fn new(store: S, guard: G) -> Self {
+        Self { store, guard }
+    }
+
+    /// What is kept alive.
+    pub fn guard(&self) -> &G {
+        &self.guard
+    }
+}
+
+#[async_trait]
+impl<S: CheckpointStore, G: Send + Sync> CheckpointStore for Guarded<S, G> {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        self.store.list(group).await
+    }
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        self.store.load(group, subscription, partition).await
+    }
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        self.store
+            .save(group, subscription, partition, position)
+            .await
+    }
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        self.store.save_all(group, checkpoints).await
+    }
+}
+
+#[async_trait]
+impl<S: ExclusiveCheckpointStore, G: Send + Sync> ExclusiveCheckpointStore for Guarded<S, G> {
+    async fn claim(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        fingerprint: Fingerprint,
+        initial_position: u64,
+    ) -> Result<u64, Error> {
+        self.store
+            .claim(
+                group,
+                subscription,
+                partition,
+                fingerprint,
+                initial_position,
+            )
+            .await
+    }
+    async fn advance(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<(), Error> {
+        self.store
+            .advance(group, subscription, partition, from, to)
+            .await
+    }
+}
