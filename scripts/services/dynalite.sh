@@ -35,25 +35,13 @@ CLI="${STATE_DIR}/node_modules/dynalite/cli.js"
 PID_FILE="${STATE_DIR}/dynalite-${PORT}.pid"
 LOG_FILE="${STATE_DIR}/dynalite-${PORT}.log"
 ENDPOINT="http://${HOST}:${PORT}"
+SERVICE="dynalite"
+# shellcheck source=lib.sh
+source "${REPO_ROOT}/scripts/services/lib.sh"
 
 # The server's whole argument list: in memory, tables ready at once, loopback only. `ours`
 # compares a running server's command line with exactly this.
 SERVER_ARGS=(--host "${HOST}" --port "${PORT}" --createTableMs 0 --deleteTableMs 0 --updateTableMs 0)
-
-log() { echo "dynalite.sh: $*" >&2; }
-
-# True when something answers HTTP on the port. dynalite answers a request that is not an AWS
-# call with an error status, so any HTTP status means it is up.
-answering() {
-    local code
-    code="$(curl --silent --output /dev/null --max-time 2 --write-out '%{http_code}' "${ENDPOINT}/" 2>/dev/null || true)"
-    [[ -n "${code}" && "${code}" != "000" ]]
-}
-
-# True when something accepts TCP connections on the port, whether or not it answers yet.
-listening() {
-    (exec 3<>"/dev/tcp/${HOST}/${PORT}") 2>/dev/null
-}
 
 installed() {
     [[ -f "${CLI}" ]] \
@@ -75,12 +63,8 @@ install() {
 # alive and runs this script's dynalite with exactly the arguments above. Only that server is
 # known to keep tables in memory and to create them at once; anything else on the port is not.
 ours() {
-    [[ -f "${PID_FILE}" ]] || return 1
-    local pid
-    pid="$(cat "${PID_FILE}")"
-    [[ -r "/proc/${pid}/cmdline" ]] || return 1
     local cmdline expected
-    cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline")"
+    cmdline="$(started_cmdline)" || return 1
     expected="${CLI} ${SERVER_ARGS[*]} "
     [[ "${cmdline}" == *" ${expected}" ]]
 }
@@ -109,46 +93,11 @@ up() {
     fi
     installed || install
     mkdir -p "${STATE_DIR}"
-    log "starting dynalite on ${ENDPOINT} (log: ${LOG_FILE})"
-    # setsid: the server outlives this script and the shell that evals its output.
-    setsid "${NODE}" "${CLI}" "${SERVER_ARGS[@]}" >"${LOG_FILE}" 2>&1 </dev/null &
-    echo $! >"${PID_FILE}"
-    for _ in $(seq 1 60); do
-        if answering; then
-            echo "export DYNALITE_ENDPOINT=${ENDPOINT}"
-            return 0
-        fi
-        if ! kill -0 "$(cat "${PID_FILE}")" 2>/dev/null; then
-            log "dynalite exited; last lines of ${LOG_FILE}:"
-            tail -n 20 "${LOG_FILE}" >&2 || true
-            rm -f "${PID_FILE}"
-            return 1
-        fi
-        sleep 0.5
-    done
-    log "dynalite did not answer on ${ENDPOINT} within 30 s; see ${LOG_FILE}"
-    return 1
+    start_and_wait dynalite DYNALITE_ENDPOINT "${NODE}" "${CLI}" "${SERVER_ARGS[@]}"
 }
 
 down() {
-    if [[ ! -f "${PID_FILE}" ]]; then
-        log "no pid file at ${PID_FILE}: nothing started by this script is running"
-        return 0
-    fi
-    local pid
-    pid="$(cat "${PID_FILE}")"
-    if ours; then
-        kill "${pid}"
-        for _ in $(seq 1 20); do
-            kill -0 "${pid}" 2>/dev/null || break
-            sleep 0.25
-        done
-        log "stopped dynalite (pid ${pid})"
-    else
-        # The pid is gone or was reused by another process: never signal that one.
-        log "dynalite (pid ${pid}) was not running"
-    fi
-    rm -f "${PID_FILE}"
+    stop_started dynalite ours
 }
 
 case "${1:-}" in

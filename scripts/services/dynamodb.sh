@@ -33,16 +33,9 @@ PID_FILE="${STATE_DIR}/moto.pid"
 LOG_FILE="${STATE_DIR}/moto.log"
 LAUNCHER="${STATE_DIR}/serialized_moto_server.py"
 ENDPOINT="http://${HOST}:${PORT}"
-
-log() { echo "dynamodb.sh: $*" >&2; }
-
-# True when something answers HTTP on the port. moto answers any path (with an error body for
-# requests that are not AWS calls), so any HTTP status means it is up.
-answering() {
-    local code
-    code="$(curl --silent --output /dev/null --max-time 2 --write-out '%{http_code}' "${ENDPOINT}/" 2>/dev/null || true)"
-    [[ -n "${code}" && "${code}" != "000" ]]
-}
+SERVICE="dynamodb"
+# shellcheck source=lib.sh
+source "${REPO_ROOT}/scripts/services/lib.sh"
 
 # moto's own `moto_server` serves requests on many threads, and its DynamoDB backend evaluates a
 # condition and applies the update in separate steps without a lock: concurrent conditional
@@ -93,21 +86,12 @@ install() {
     "${VENV}/bin/pip" install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" >&2
 }
 
-# True when something accepts TCP connections on the port, whether or not it answers yet.
-listening() {
-    (exec 3<>"/dev/tcp/${HOST}/${PORT}") 2>/dev/null
-}
-
 # True when the server on the port is the one this script started: the pid in the pid file is
 # alive and runs this script's launcher on this port. Only that server is known to hold the
 # request lock the tests rely on; a plain `moto_server` (or anything else) on the port is not.
 ours() {
-    [[ -f "${PID_FILE}" ]] || return 1
-    local pid
-    pid="$(cat "${PID_FILE}")"
-    [[ -r "/proc/${pid}/cmdline" ]] || return 1
     local cmdline
-    cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline")"
+    cmdline="$(started_cmdline)" || return 1
     [[ "${cmdline}" == *"${LAUNCHER}"*" ${PORT}"* ]]
 }
 
@@ -142,46 +126,17 @@ up() {
     fi
     installed || install
     mkdir -p "${STATE_DIR}"
-    log "starting moto on ${ENDPOINT} (log: ${LOG_FILE})"
     write_launcher
-    # setsid: the server outlives this script and the shell that evals its output.
-    setsid "${VENV}/bin/python" "${LAUNCHER}" "${HOST}" "${PORT}" >"${LOG_FILE}" 2>&1 < /dev/null &
-    echo $! >"${PID_FILE}"
-    for _ in $(seq 1 60); do
-        if answering; then
-            echo "export DYNAMODB_ENDPOINT=${ENDPOINT}"
-            return 0
-        fi
-        if ! kill -0 "$(cat "${PID_FILE}")" 2>/dev/null; then
-            log "moto exited; last lines of ${LOG_FILE}:"
-            tail -n 20 "${LOG_FILE}" >&2 || true
-            rm -f "${PID_FILE}"
-            return 1
-        fi
-        sleep 0.5
-    done
-    log "moto did not answer on ${ENDPOINT} within 30 s; see ${LOG_FILE}"
-    return 1
+    start_and_wait moto DYNAMODB_ENDPOINT "${VENV}/bin/python" "${LAUNCHER}" "${HOST}" "${PORT}"
+}
+
+# True when the process is alive (whatever it runs).
+alive() {
+    kill -0 "$1" 2>/dev/null
 }
 
 down() {
-    if [[ ! -f "${PID_FILE}" ]]; then
-        log "no pid file at ${PID_FILE}: nothing started by this script is running"
-        return 0
-    fi
-    local pid
-    pid="$(cat "${PID_FILE}")"
-    if kill -0 "${pid}" 2>/dev/null; then
-        kill "${pid}"
-        for _ in $(seq 1 20); do
-            kill -0 "${pid}" 2>/dev/null || break
-            sleep 0.25
-        done
-        log "stopped moto (pid ${pid})"
-    else
-        log "moto (pid ${pid}) was not running"
-    fi
-    rm -f "${PID_FILE}"
+    stop_started moto alive
 }
 
 # A server of the caller's own, in the foreground: no pid file, no log file, nothing shared
