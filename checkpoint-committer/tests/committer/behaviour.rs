@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use checkpoint_committer::{Committer, CommitterError};
+use checkpoint_committer::{Committer, CommitterError, Partition};
 use checkpoint_core::{
     Argument, Checkpoint, CheckpointStore, Error, InMemoryCheckpointStore, Operation,
 };
+use tokio::task::JoinHandle;
 
 const GROUP: &str = "behaviour";
 
@@ -277,27 +278,47 @@ async fn release_writes_forgets_and_refuses_the_old_handle() {
         "resumes at the first entry not completed"
     );
     for position in [1, 2, 3] {
-        tokio::time::timeout(Duration::from_secs(5), again.dispatched(position))
-            .await
-            .expect("room was given back at release")
-            .unwrap();
+        finished(again.dispatched(position), "room was given back at release").await;
     }
     committer.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn a_full_committer_makes_dispatch_wait_until_the_checkpoint_passes_an_entry() {
+/// A committer on an in-memory store that holds at most `max_in_flight` entries, full: its
+/// partition ("s", 0) has `0..max_in_flight` dispatched, and a dispatch of the next position
+/// waits for room on a task of its own.
+async fn full_committer(
+    max_in_flight: u64,
+) -> (Committer, Partition, JoinHandle<Result<(), CommitterError>>) {
     let committer = Committer::builder(InMemoryCheckpointStore::new(), GROUP)
-        .max_in_flight(2)
+        .max_in_flight(usize::try_from(max_in_flight).unwrap())
         .start()
         .unwrap();
     let p = committer.partition("s", 0, 0).unwrap();
-    p.dispatched(0).await.unwrap();
-    p.dispatched(1).await.unwrap();
+    for position in 0..max_in_flight {
+        p.dispatched(position).await.unwrap();
+    }
     let waiting = {
         let p = p.clone();
-        tokio::spawn(async move { p.dispatched(2).await })
+        tokio::spawn(async move { p.dispatched(max_in_flight).await })
     };
+    (committer, p, waiting)
+}
+
+/// What `call` (a dispatch, a task) succeeded with, which it must within 5 s (`expectation`
+/// says why).
+async fn finished<T, E: std::fmt::Debug>(
+    call: impl Future<Output = Result<T, E>>,
+    expectation: &str,
+) -> T {
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect(expectation)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_full_committer_makes_dispatch_wait_until_the_checkpoint_passes_an_entry() {
+    let (committer, p, waiting) = full_committer(2).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished(), "two entries held: the third waits");
     p.completed(1).unwrap();
@@ -308,32 +329,18 @@ async fn a_full_committer_makes_dispatch_wait_until_the_checkpoint_passes_an_ent
     );
     assert_eq!(p.stats().held, 2);
     p.completed(0).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), waiting)
+    finished(waiting, "room once the checkpoint passed 0 and 1")
         .await
-        .expect("room once the checkpoint passed 0 and 1")
-        .unwrap()
         .unwrap();
     committer.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn shutdown_wakes_a_waiting_dispatch_and_refuses_later_calls() {
-    let committer = Committer::builder(InMemoryCheckpointStore::new(), GROUP)
-        .max_in_flight(1)
-        .start()
-        .unwrap();
-    let p = committer.partition("s", 0, 0).unwrap();
-    p.dispatched(0).await.unwrap();
-    let waiting = {
-        let p = p.clone();
-        tokio::spawn(async move { p.dispatched(1).await })
-    };
+    let (committer, p, waiting) = full_committer(1).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     committer.shutdown().await.unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(5), waiting)
-        .await
-        .expect("woken by shutdown")
-        .unwrap();
+    let outcome = finished(waiting, "woken by shutdown").await;
     assert!(
         matches!(
             outcome,
