@@ -244,8 +244,12 @@ async fn an_own_entry_point_that_skips_validation_is_caught() {
         .run(&mut again)
         .await
         .expect_err("an invalid save accepted");
+    // Caught either way, whichever the seed draws first: an invalid save it accepted, or a
+    // valid one it answered without a request (it never reached a store at all).
+    let message = failure.message();
     assert!(
-        failure.message().contains("save_in should be refused"),
+        message.contains("save_in should be refused")
+            || message.contains("save_in of valid input made no request"),
         "{failure}"
     );
 }
