@@ -1,106 +1,20 @@
-//! The driver of one run: the refusal each call must meet, a model of what the valid calls
-//! stored, and the checks on every reply and on the round trips.
+//! The driver of one run: a model of what the valid calls stored, and the checks on every
+//! reply (against the refusal each call must meet, see `refusal.rs`) and on the round trips.
 
 use std::collections::BTreeMap;
 
 use checkpoint_core::validation::{MAX_NAME_BYTES, MAX_POSITION};
-use checkpoint_core::{
-    Argument, Checkpoint, Error, ExclusiveCheckpointStore, Fingerprint, InvalidReason,
-};
+use checkpoint_core::{Checkpoint, Error, ExclusiveCheckpointStore, Fingerprint, InvalidReason};
 
 use super::calls::{Call, MoreEntryPoints, Reply};
+use super::refusal::{Refusal, refusal};
 use crate::Failure;
 use crate::failure::error_chain;
-use crate::inputs::{Inputs, first_invalid, valid_name};
+use crate::inputs::{Inputs, valid_name};
 use crate::round_trips::CountingProxy;
 
 /// The fingerprint of every claim the driver makes.
 const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([4; 32]);
-
-/// How a call must be refused.
-#[derive(Debug, Clone, Copy)]
-struct Refusal {
-    argument: Argument,
-    /// The index of the first invalid entry, for a batch refused for an entry.
-    batch_index: Option<usize>,
-    /// Refused because `to` is not ahead of `from`.
-    not_ahead: bool,
-}
-
-impl Refusal {
-    fn of(argument: Option<Argument>) -> Option<Refusal> {
-        argument.map(|argument| Refusal {
-            argument,
-            batch_index: None,
-            not_ahead: false,
-        })
-    }
-}
-
-/// The refusal the contract asks of `call`, or `None` when it is valid.
-fn refusal(call: &Call<'_>) -> Option<Refusal> {
-    match *call {
-        Call::Load {
-            group,
-            subscription,
-            ..
-        } => Refusal::of(first_invalid(group, Some(subscription), &[])),
-        Call::List { group } => Refusal::of(first_invalid(group, None, &[])),
-        Call::Save {
-            group,
-            subscription,
-            position,
-            ..
-        } => Refusal::of(first_invalid(
-            group,
-            Some(subscription),
-            &[(Argument::Position, position)],
-        )),
-        Call::SaveAll { group, checkpoints } => {
-            if !valid_name(group) {
-                return Refusal::of(Some(Argument::Group));
-            }
-            checkpoints.iter().enumerate().find_map(|(index, c)| {
-                first_invalid(
-                    group,
-                    Some(&c.subscription),
-                    &[(Argument::Position, c.position)],
-                )
-                .map(|argument| Refusal {
-                    argument,
-                    batch_index: Some(index),
-                    not_ahead: false,
-                })
-            })
-        }
-        Call::Claim {
-            group,
-            subscription,
-            initial_position,
-            ..
-        } => Refusal::of(first_invalid(
-            group,
-            Some(subscription),
-            &[(Argument::InitialPosition, initial_position)],
-        )),
-        Call::Advance {
-            group,
-            subscription,
-            from,
-            to,
-            ..
-        } => Refusal::of(first_invalid(
-            group,
-            Some(subscription),
-            &[(Argument::From, from), (Argument::To, to)],
-        ))
-        .or((to <= from).then_some(Refusal {
-            argument: Argument::To,
-            batch_index: None,
-            not_ahead: true,
-        })),
-    }
-}
 
 /// `tag` and `name`, cut from the front of `name` (at a character boundary) where both would
 /// not fit in a valid name: a name as fresh as `tag`, and as long as `name` near the limit.

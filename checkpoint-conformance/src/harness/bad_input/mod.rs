@@ -23,6 +23,7 @@
 //! ```
 mod calls;
 mod driver;
+mod refusal;
 
 use std::fmt;
 
