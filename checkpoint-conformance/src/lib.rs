@@ -116,3 +116,8 @@ pub mod __private {
         }
     }
 }
+
+/// The README's example, compiled and run as a doc test so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -78,12 +78,12 @@ impl Call<'_> {
     }
 }
 
-/// Makes a [`Call`](crate::harness::bad_input::Call) through the six methods named, each given the leading arguments in `(…)`
-/// (none for the trait's, the caller's connection for a `*_in` family) before the call's own,
+/// Makes a [`Call`](crate::harness::bad_input::Call) through the six methods named, each given
+/// the leading arguments in `(…)` (none for the trait's, the caller's connection for a `*_in` family) before the call's own,
 /// and evaluates to the method's name with what it returned: `(&'static str, Result<Reply,
 /// Error>)`.
 ///
-/// ```ignore
+/// ```text
 /// // In a backend's `MoreEntryPoints::send`, for its `*_in` family on a connection:
 /// Some(checkpoint_conformance::call_through!(
 ///     call, store, (connection), load_in list_in save_in save_all_in claim_in advance_in
