@@ -306,10 +306,16 @@ pub struct BlackHoleReport {
 /// has had every chance to give up the connections of the first.
 const BLACK_HOLE_ROUNDS: u64 = 2;
 
+/// How long the run lets a store finish what it does in the background after a call (a pool
+/// checking a returned connection with a ping) before the black hole, so that the black hole
+/// meets the store between calls, not in the middle of that.
+const SETTLE: Duration = Duration::from_millis(200);
+
 /// Runs a store through a black hole and back, and checks what the contract promises:
 ///
 /// 1. In a fresh group, `save`, `save_all` and `list` succeed (the store is connected through
-///    `proxies`, and has connections to lose).
+///    `proxies`, and has connections to lose); then 200 ms pass, for whatever the store does
+///    in the background after a call.
 /// 2. Every proxy turns into a black hole. Twice over, `save`, `load`, `save_all` and `list`
 ///    each return [`Error::Timeout`] for their own operation after `bounds.timeout`, within
 ///    `bounds.margin` more.
@@ -345,6 +351,7 @@ pub async fn black_hole_and_back(
         .await
         .map_err(warm_up)?;
     store.list(&group).await.map_err(warm_up)?;
+    tokio::time::sleep(SETTLE).await;
 
     for proxy in proxies {
         proxy.black_hole();
