@@ -9,11 +9,13 @@ use checkpoint_core::stored::{
     UnexpectedValue, fingerprint_from_bytes, partition_from_i64, position_from_i64,
 };
 use checkpoint_core::{Error, Fingerprint, Operation};
+use sqlx::Connection;
+use sqlx::postgres::PgConnection;
 
 use crate::BACKEND;
 use crate::error::backend;
 use crate::requests::{MIGRATE_LOCK, SCHEMA_EXISTS, TABLE_EXISTS, sql};
-use crate::store::PostgresCheckpointStore;
+use crate::store::{Checkout, PostgresCheckpointStore};
 
 /// PostgreSQL truncates identifiers to `NAMEDATALEN - 1` = 63 bytes; a longer name would
 /// silently refer to another table, so it is refused instead.
@@ -125,43 +127,52 @@ impl PostgresCheckpointStore {
     pub async fn migrate(&self) -> Result<(), Error> {
         self.timed(Operation::Migrate, async {
             let failed = |error| backend(Operation::Migrate, error);
-            let mut transaction = self.pool.begin().await.map_err(failed)?;
-            sqlx::query(MIGRATE_LOCK)
-                .bind(self.table.to_string())
+            // Closed, not returned to the pool, if the migration times out (see `Checkout`).
+            let mut connection = Checkout::new(self.pool.acquire().await.map_err(failed)?);
+            let migrated = self.migrate_on(&mut connection).await;
+            connection.release(migrated)
+        })
+        .await
+    }
+
+    /// The migration in one transaction on `connection`.
+    async fn migrate_on(&self, connection: &mut PgConnection) -> Result<(), Error> {
+        let failed = |error| backend(Operation::Migrate, error);
+        let mut transaction = connection.begin().await.map_err(failed)?;
+        sqlx::query(MIGRATE_LOCK)
+            .bind(self.table.to_string())
+            .execute(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
+            .bind(self.table.quoted())
+            .fetch_one(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        if !exists {
+            if let (Some(schema), Some(create_schema)) =
+                (self.table.schema(), &self.requests.create_schema)
+            {
+                // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE
+                // privilege on the database even when the schema is there.
+                let schema_exists: bool = sqlx::query_scalar(SCHEMA_EXISTS)
+                    .bind(schema)
+                    .fetch_one(&mut *transaction)
+                    .await
+                    .map_err(failed)?;
+                if !schema_exists {
+                    sqlx::query(sql(create_schema))
+                        .execute(&mut *transaction)
+                        .await
+                        .map_err(failed)?;
+                }
+            }
+            sqlx::query(sql(&self.requests.create_table))
                 .execute(&mut *transaction)
                 .await
                 .map_err(failed)?;
-            let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
-                .bind(self.table.quoted())
-                .fetch_one(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            if !exists {
-                if let (Some(schema), Some(create_schema)) =
-                    (self.table.schema(), &self.requests.create_schema)
-                {
-                    // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE
-                    // privilege on the database even when the schema is there.
-                    let schema_exists: bool = sqlx::query_scalar(SCHEMA_EXISTS)
-                        .bind(schema)
-                        .fetch_one(&mut *transaction)
-                        .await
-                        .map_err(failed)?;
-                    if !schema_exists {
-                        sqlx::query(sql(create_schema))
-                            .execute(&mut *transaction)
-                            .await
-                            .map_err(failed)?;
-                    }
-                }
-                sqlx::query(sql(&self.requests.create_table))
-                    .execute(&mut *transaction)
-                    .await
-                    .map_err(failed)?;
-            }
-            transaction.commit().await.map_err(failed)
-        })
-        .await
+        }
+        transaction.commit().await.map_err(failed)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -197,12 +198,12 @@ impl PostgresCheckpointStore {
     }
 
     /// Runs `request` on a connection from the pool, under the timeout (the wait for the
-    /// connection included). The request owns the connection and returns it to the pool when
-    /// it ends.
+    /// connection included). The connection goes back to the pool when the request ends, and
+    /// is closed instead when the call is abandoned before (see [`Checkout`]).
     async fn pooled<T, R: Future<Output = Result<T, Error>>>(
         &self,
         operation: Operation,
-        request: impl Fn(PoolConnection<Postgres>) -> R,
+        request: impl Fn(Checkout) -> R,
     ) -> Result<T, Error> {
         self.timed(operation, async {
             let connection = self
@@ -210,7 +211,7 @@ impl PostgresCheckpointStore {
                 .acquire()
                 .await
                 .map_err(|error| backend(operation, error))?;
-            request(connection).await
+            request(Checkout::new(connection)).await
         })
         .await
     }
@@ -226,7 +227,7 @@ impl PostgresCheckpointStore {
     async fn pooled_once_more_if_lost<T, R: Future<Output = Result<T, Error>>>(
         &self,
         operation: Operation,
-        request: impl Fn(PoolConnection<Postgres>) -> R,
+        request: impl Fn(Checkout) -> R,
     ) -> Result<T, Error> {
         match self.pooled(operation, &request).await {
             Err(error) if connection_lost(&error) => {
@@ -240,24 +241,21 @@ impl PostgresCheckpointStore {
     /// A pooled connection that answers a ping, after `lost` (the error of a call whose
     /// connection had died): every dead idle connection met on the way is closed, so the pool
     /// replaces it. Returns `lost` when no live connection can be had.
-    async fn live_connection(
-        &self,
-        operation: Operation,
-        lost: Error,
-    ) -> Result<PoolConnection<Postgres>, Error> {
+    async fn live_connection(&self, operation: Operation, lost: Error) -> Result<Checkout, Error> {
         tracing::debug!(error = %Chain(&lost), "connection lost, trying once more on a live one");
         self.timed(operation, async {
             // Each pass closes one dead connection; the pool never holds more than its size.
             for _ in 0..=self.pool.size() {
-                let mut connection = self
-                    .pool
-                    .acquire()
-                    .await
-                    .map_err(|error| backend(operation, error))?;
+                let mut connection = Checkout::new(
+                    self.pool
+                        .acquire()
+                        .await
+                        .map_err(|error| backend(operation, error))?,
+                );
                 if connection.ping().await.is_ok() {
                     return Ok(connection);
                 }
-                connection.close().await.ok();
+                connection.close().await;
             }
             Err(lost)
         })
@@ -276,7 +274,8 @@ impl CheckpointStore for PostgresCheckpointStore {
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
         self.pooled_once_more_if_lost(Operation::List, |mut connection| async move {
-            self.requests.list(&mut connection, group).await
+            let listed = self.requests.list(&mut connection, group).await;
+            connection.release(listed)
         })
         .await
     }
@@ -295,9 +294,11 @@ impl CheckpointStore for PostgresCheckpointStore {
     ) -> Result<Option<u64>, Error> {
         validate_key(group, subscription)?;
         self.pooled_once_more_if_lost(Operation::Load, |mut connection| async move {
-            self.requests
+            let loaded = self
+                .requests
                 .load(&mut connection, group, subscription, partition)
-                .await
+                .await;
+            connection.release(loaded)
         })
         .await
     }
@@ -317,9 +318,11 @@ impl CheckpointStore for PostgresCheckpointStore {
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
         self.pooled_once_more_if_lost(Operation::Save, |mut connection| async move {
-            self.requests
+            let saved = self
+                .requests
                 .save(&mut connection, group, subscription, partition, position)
-                .await
+                .await;
+            connection.release(saved)
         })
         .await
     }
@@ -336,9 +339,11 @@ impl CheckpointStore for PostgresCheckpointStore {
             return Ok(());
         }
         self.pooled_once_more_if_lost(Operation::SaveAll, |mut connection| async move {
-            self.requests
+            let saved = self
+                .requests
                 .save_all(&mut connection, group, checkpoints)
-                .await
+                .await;
+            connection.release(saved)
         })
         .await
     }
@@ -362,7 +367,8 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
         self.pooled_once_more_if_lost(Operation::Claim, |mut connection| async move {
-            self.requests
+            let claimed = self
+                .requests
                 .claim(
                     &mut connection,
                     group,
@@ -371,7 +377,8 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
                     fingerprint,
                     initial_position,
                 )
-                .await
+                .await;
+            connection.release(claimed)
         })
         .await
     }
@@ -393,11 +400,80 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
         validate_advance(group, subscription, from, to)?;
         // Not once more on a lost connection: see `pooled_once_more_if_lost`.
         self.pooled(Operation::Advance, |mut connection| async move {
-            self.requests
+            let advanced = self
+                .requests
                 .advance(&mut connection, group, subscription, partition, from, to)
-                .await
+                .await;
+            connection.release(advanced)
         })
         .await
+    }
+}
+
+/// A pooled connection while a request runs on it.
+///
+/// When the call is abandoned before the request ends (its timeout), the connection is closed
+/// rather than returned to the pool: it is in the middle of a statement, and may wait for ever
+/// for the answer (a server that vanished without closing it, behind a cut network path or a
+/// frozen host). sqlx pings a returned connection before it takes it back, and that ping
+/// would wait with it, holding the connection's place in the pool for good: a long enough
+/// outage would leave the pool with no place to open a new connection in. Closed, its place
+/// is free again at once (sqlx sends `Terminate` and shuts the socket down, within 5 s).
+///
+/// A request that ended hands its connection back with [`release`](Self::release).
+pub(crate) struct Checkout(Option<PoolConnection<Postgres>>);
+
+impl Checkout {
+    pub(crate) fn new(connection: PoolConnection<Postgres>) -> Self {
+        Self(Some(connection))
+    }
+
+    /// The request on the connection ended with `result` (an error included: sqlx checks the
+    /// connection on its way back): the connection goes back to the pool.
+    pub(crate) fn release<T>(mut self, result: T) -> T {
+        drop(self.0.take());
+        result
+    }
+
+    /// Closes the connection now, so that the pool opens a new one in its place.
+    async fn close(mut self) {
+        if let Some(connection) = self.0.take() {
+            connection.close().await.ok();
+        }
+    }
+}
+
+impl Deref for Checkout {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        match &self.0 {
+            Some(connection) => connection,
+            None => unreachable!("{RELEASED}"),
+        }
+    }
+}
+
+impl DerefMut for Checkout {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        match &mut self.0 {
+            Some(connection) => connection,
+            None => unreachable!("{RELEASED}"),
+        }
+    }
+}
+
+/// Why a [`Checkout`] always holds its connection while it can be used.
+const RELEASED: &str = "only `release`, which consumes the checkout, takes the connection";
+
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        if let Some(mut abandoned) = self.0.take() {
+            tracing::debug!(
+                "a call was abandoned in the middle of its request: closing its connection"
+            );
+            abandoned.close_on_drop();
+        }
     }
 }
 

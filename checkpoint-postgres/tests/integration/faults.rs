@@ -1,7 +1,9 @@
 //! Faults injected while the store works, and how they are reported: server-side connections
 //! terminated in the middle of concurrent histories and between calls (on the shared server,
 //! only the store's own sessions); on a server of the test's own, clean restarts, crashes and a
-//! paused server; a blocked operation that times out, a missing table, a refused connection.
+//! paused server; a blocked operation that times out, a missing table, a refused connection;
+//! and a black hole between the pool and the server (the kit's `BlackHoleProxy`), where every
+//! call times out and the store works again soon after the network does.
 //!
 //! Each test shows that the fault hit (sessions terminated, calls failed, processes
 //! restarted), that every failure was a retryable backend error or a timeout (never a panic,
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally};
@@ -666,4 +669,65 @@ async fn the_next_call_after_lost_connections_works() {
     }
     assert!(advanced, "advance still failing after {attempts} attempts");
     assert_eq!(store.load(&group, "x", 0).await.unwrap(), Some(5));
+}
+
+/// The bounds of the black-hole test (the same for every backend): a 1 s timeout; each call in
+/// the black hole ends within 0.5 s of it; once the network is back, a save retried every
+/// 10 ms succeeds within the timeout and 2 s more.
+const BLACK_HOLE: BlackHoleBounds = BlackHoleBounds {
+    timeout: Duration::from_secs(1),
+    margin: Duration::from_millis(500),
+    recovery: Duration::from_secs(3),
+};
+
+/// How many connections the pool holds, idle, when the network fails.
+const IDLE_AT_THE_BLACK_HOLE: usize = 3;
+
+/// The server vanishes without closing the pool's connections: every call times out, and once
+/// the network is back the store works on new connections. A connection a call timed out on is
+/// closed, not returned to the pool (where sqlx's ping on its return would wait for ever and
+/// hold its place in the pool); each of the others is given up by the call that meets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_hole_times_out_every_call_and_the_store_reconnects_after_it() {
+    let options = support::connect_options();
+    let proxy = BlackHoleProxy::start((options.get_host().to_owned(), options.get_port()))
+        .await
+        .expect("starting a proxy");
+    let through_proxy = options
+        .host(&proxy.local_addr().ip().to_string())
+        .port(proxy.local_addr().port());
+    let store = PostgresCheckpointStore::connect_with(through_proxy)
+        .await
+        .unwrap_or_else(|error| panic!("connecting through the proxy: {}", error_chain(&error)))
+        .with_timeout(BLACK_HOLE.timeout)
+        .unwrap();
+    store.migrate().await.unwrap();
+    // Several connections open when the network fails, all idle in the pool.
+    let mut held = Vec::new();
+    for _ in 0..IDLE_AT_THE_BLACK_HOLE {
+        held.push(store.pool().acquire().await.unwrap());
+    }
+    drop(held);
+    let report = black_hole_and_back(&store, &[&proxy], BLACK_HOLE)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    // No connection is stuck on its way back to the pool (checked out by no call, idle in no
+    // queue): every place in the pool is usable again.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while store.pool().size() > store.pool().num_idle() as u32 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        store.pool().size(),
+        store.pool().num_idle() as u32,
+        "connections of the pool neither in use nor idle after the black hole"
+    );
+    eprintln!(
+        "black hole with {IDLE_AT_THE_BLACK_HOLE} idle connections: {report:?}; {} connections, \
+         {} held by the black hole; pool size {} ({} idle)",
+        proxy.connections(),
+        proxy.held(),
+        store.pool().size(),
+        store.pool().num_idle()
+    );
 }
