@@ -18,5 +18,6 @@ mod transactions;
 
 // What only this backend has: a cluster, the key and field layout, `list` over `HSCAN` steps.
 mod cluster;
+mod failover;
 mod layout;
 mod paging;
