@@ -208,7 +208,32 @@
 //!   restart the table is gone (a permanent `ResourceNotFoundException`), and once it is
 //!   created again every operation succeeds;
 //! - the server paused with `SIGSTOP`: every operation returns `Error::Timeout` once the
-//!   store's timeout has passed, and after `SIGCONT` the store works again.
+//!   store's timeout has passed, and after `SIGCONT` the store works again;
+//! - a black hole (the kit's `BlackHoleProxy` between the client and a moto of the test's own,
+//!   and dynalite): below.
+//!
+//! **Connections that stop answering** (the server vanished without closing them: a cut
+//! network path, a frozen host, a NAT that forgot them). A call on one times out, and the SDK
+//! does not use that connection again: its HTTP client (hyper's pool) never takes back a
+//! connection whose request was abandoned, so the store has nothing to replace; the next call
+//! opens a new connection. A connection that was idle in the SDK's pool when the network
+//! failed is another matter: the pool hands it out again as long as it has been idle for less
+//! than the HTTP client's `pool_idle_timeout` (hyper's default is 90 s), and the call that
+//! meets it times out; each such connection costs one call. (An `operation_attempt_timeout`
+//! shorter than the store's timeout lets the SDK retry such a call within its time, but on the
+//! next idle connection, which may be dead too.) The client's HTTP client bounds it: built
+//! with a shorter `pool_idle_timeout` (`aws_smithy_http_client::Builder`), it drops the
+//! connections that sat idle through an outage longer than that instead of reusing them.
+//!
+//! Measured by the tests with a 1 s timeout: every `save`, `load`, `save_all` and `list` in
+//! the black hole returned `Error::Timeout` after 1.00 s, and once the proxy forwarded again
+//! the first `save` succeeded after 7 to 13 ms on moto and 4 to 7 ms on dynalite, with no
+//! failed attempt (moto closes every connection after its answer, so the pool is empty between
+//! calls; on dynalite, which keeps them alive, the calls in the black hole had met and given
+//! up the pool's idle connections). The bound the tests assert is the timeout and 2 s more.
+//! With 16 idle connections in the pool, more than the calls in the black hole, the first
+//! `save` after it succeeded only after 6.1 s, the six calls before it timing out on the dead
+//! idle connections left.
 //!
 //! # Tracing
 //!
@@ -284,6 +309,7 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod compare_and_set;
 mod error;
 mod layout;
 mod requests;

@@ -4,13 +4,16 @@
 //! failure was the typed error it should be (never a panic, never a wrong success), and that
 //! the store works again after. Beside them: an unreachable server, a missing table, a server
 //! that never answers and an item this store never writes, each an error that keeps its source
-//! and says honestly whether a retry may help.
+//! and says honestly whether a retry may help. And a black hole between the client and a
+//! server of the test's own (the kit's `BlackHoleProxy`): every call times out, and the store
+//! works again soon after the network does.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::{AuditedStore, ErrorTally};
 use checkpoint_conformance::{error_chain, fresh_group};
@@ -509,4 +512,91 @@ async fn an_item_the_store_did_not_write_is_a_permanent_error() {
             .unwrap_or_else(|| panic!("an UnexpectedValue source: {}", error_chain(&error)));
         assert_eq!(unexpected.field, "position", "{unexpected}");
     }
+}
+
+/// The bounds of the black-hole test (the same for every backend): a 1 s timeout; each call
+/// in the black hole ends within 0.5 s of it; once the network is back, a save retried every
+/// 10 ms succeeds within the timeout and 2 s more.
+const BLACK_HOLE: BlackHoleBounds = BlackHoleBounds {
+    timeout: Duration::from_secs(1),
+    margin: Duration::from_millis(500),
+    recovery: Duration::from_secs(3),
+};
+
+/// How many connections the SDK's pool holds, idle, when the network fails: fewer than the
+/// calls the run makes in the black hole, which give them up (see the crate doc for more).
+const IDLE_AT_THE_BLACK_HOLE: u32 = 3;
+
+/// Runs the kit's black hole between a client of the store and the server at `address`, with
+/// [`IDLE_AT_THE_BLACK_HOLE`] connections opened first (where the server keeps them alive), and
+/// prints what it measured as `server`'s.
+async fn black_hole_in_front_of(server: &str, address: std::net::SocketAddr) {
+    let direct = DynamoDbCheckpointStore::new(client_for(&format!("http://{address}")))
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name");
+    // Directly and without the short timeout: a fresh moto answers its first request slowly.
+    direct.create_table().await.expect("create_table");
+    let proxy = BlackHoleProxy::start(address)
+        .await
+        .expect("starting a proxy");
+    // The SDK's standard retries stay on: the store's timeout bounds each request with them.
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(direct.table())
+        .expect("a valid table name")
+        .with_timeout(BLACK_HOLE.timeout)
+        .expect("a valid timeout");
+    let group = fresh_group("warm-up");
+    // One call first: the client's first request resolves its endpoint and credentials, and
+    // the concurrent ones behind it would wait for that and then share one connection.
+    store
+        .load(&group, "s", 0)
+        .await
+        .unwrap_or_else(|error| panic!("{server}: warm-up load: {}", error_chain(&error)));
+    let loads = (0..IDLE_AT_THE_BLACK_HOLE).map(|partition| {
+        let (store, group) = (store.clone(), group.clone());
+        tokio::spawn(async move { store.load(&group, "s", partition).await })
+    });
+    for loaded in futures_util::future::join_all(loads).await {
+        let loaded = loaded.expect("a warm-up load ran");
+        loaded.unwrap_or_else(|error| panic!("{server}: warm-up load: {}", error_chain(&error)));
+    }
+    let warm = proxy.connections();
+    let report = black_hole_and_back(&store, &[&proxy], BLACK_HOLE)
+        .await
+        .unwrap_or_else(|failure| panic!("{server}: {failure}"));
+    eprintln!(
+        "{server}, black hole: {report:?}; {warm} connections opened by the warm-up, {} \
+         in all, {} held by the black hole",
+        proxy.connections(),
+        proxy.held()
+    );
+}
+
+/// The server vanishes without closing the SDK's connections: every call times out, and once
+/// the network is back the client works on new connections (it does not reuse a connection
+/// whose request the store's timeout abandoned). On a moto of the test's own, so that no other
+/// test's request holds moto's global lock for longer than the timeout. moto closes every
+/// connection after its answer (`Connection: close`), so the SDK's pool is empty there
+/// between calls: the dynalite test below is the one with idle connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_hole_times_out_every_call_and_the_store_reconnects_after_it() {
+    let server = OwnMoto::start();
+    black_hole_in_front_of("moto", server.address()).await;
+}
+
+/// The same on dynalite (`DYNALITE_ENDPOINT`), which keeps connections alive, so that the
+/// SDK's pool holds idle connections when the network fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_hole_with_idle_connections_in_the_pool_on_dynalite() {
+    let endpoint = crate::support::dynalite::endpoint();
+    let host_port = endpoint
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("DYNALITE_ENDPOINT must be an http:// URL, got {endpoint}"))
+        .trim_end_matches('/');
+    let address = tokio::net::lookup_host(host_port)
+        .await
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .unwrap_or_else(|| panic!("DYNALITE_ENDPOINT={endpoint} names no address"));
+    black_hole_in_front_of("dynalite", address).await;
 }
