@@ -345,3 +345,80 @@ fn ensure_crypto_provider() {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A connection that counts how many were made, each a little slow to make.
+    fn counting() -> (Connection<u64>, Arc<AtomicU64>) {
+        let made = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&made);
+        let renew: Renew<u64> = Box::new(move || {
+            let number = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok(number)
+            })
+        });
+        (Connection::renewable(0, renew), made)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_that_find_a_timed_out_connection_together_make_one_new_one() {
+        let (connection, made) = counting();
+        let (first, generation) = connection.checkout(Operation::Save).await.unwrap();
+        assert_eq!((first, generation), (0, 0));
+        // Without a timeout, the connection stays.
+        assert_eq!(connection.checkout(Operation::Load).await.unwrap(), (0, 0));
+
+        connection.timed_out(generation);
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let connection = connection.clone();
+            calls.spawn(async move { connection.checkout(Operation::Load).await.unwrap() });
+        }
+        while let Some(checked_out) = calls.join_next().await {
+            assert_eq!(checked_out.unwrap(), (1, 1));
+        }
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+
+        // A late timeout on the connection already replaced leaves the new one alone.
+        connection.timed_out(0);
+        assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (1, 1));
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+        assert_eq!(connection.current(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_callers_own_connection_is_kept_after_a_timeout() {
+        let connection = Connection::fixed(7_u64);
+        connection.timed_out(0);
+        assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (7, 0));
+    }
+
+    #[tokio::test]
+    async fn a_failed_new_connection_is_tried_again_by_the_next_call() {
+        let attempts = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&attempts);
+        let renew: Renew<u64> = Box::new(move || {
+            let attempt = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            Box::pin(async move {
+                if attempt == 1 {
+                    Err(RedisError::from(std::io::Error::from(
+                        std::io::ErrorKind::ConnectionRefused,
+                    )))
+                } else {
+                    Ok(attempt)
+                }
+            })
+        });
+        let connection = Connection::renewable(0, renew);
+        connection.timed_out(0);
+        let error = connection.checkout(Operation::Save).await.unwrap_err();
+        assert!(error.is_retryable(), "{error:?}");
+        assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (2, 1));
+    }
+}
