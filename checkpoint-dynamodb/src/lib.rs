@@ -310,6 +310,7 @@
 )]
 
 mod compare_and_set;
+mod compare_and_set;
 mod error;
 mod layout;
 mod requests;

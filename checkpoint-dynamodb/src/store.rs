@@ -1,15 +1,12 @@
 //! The store: its settings, and the monotonic and exclusive operations, each validated, sent as
 //! one request of [`requests`](crate::requests) under the store's timeout, and read back.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_core::batch::highest_per_key;
 use checkpoint_core::settings::{validate_count, validate_timeout};
 use checkpoint_core::validation::{
@@ -21,17 +18,9 @@ use checkpoint_core::{
 };
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
-use crate::error::{moved, sdk_error, unexpected};
-use crate::layout::{
-    checkpoint_of, fingerprint_of, optional_position_of, position_of, validate_table_name,
-};
+use crate::error::{sdk_error, unexpected};
+use crate::layout::{checkpoint_of, fingerprint_of, position_of, validate_table_name};
 use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE, requests};
-
-/// How many times [`advance`](ExclusiveCheckpointStore::advance) sends its `UpdateItem` at most:
-/// a second attempt follows only a refusal without the old item after which a consistent read
-/// finds the checkpoint at `from` (see `compare_and_set`); two always decide on a table only
-/// this store writes, the third is a margin.
-const ADVANCE_ATTEMPTS: u32 = 3;
 
 /// A [`CheckpointStore`] and [`ExclusiveCheckpointStore`] on one DynamoDB table.
 ///
@@ -170,91 +159,6 @@ impl DynamoDbCheckpointStore {
                     operation,
                     after,
                 }),
-        }
-    }
-
-    /// The stored position, on a consistent read (`GetItem` with `ConsistentRead`): `load`, and
-    /// where a refused advance came back without the item.
-    async fn read_position(
-        &self,
-        operation: Operation,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        let output = requests::load(self, group, subscription, partition)
-            .send()
-            .await
-            .map_err(|e| sdk_error(operation, e))?;
-        match output.item() {
-            Some(item) => optional_position_of(item).map_err(unexpected(operation)),
-            None => Ok(None),
-        }
-    }
-
-    /// The stored position and fingerprint, on a consistent read: where a claim's reply came back
-    /// without the item. `None` when there is no item.
-    async fn read_claimed(
-        &self,
-        operation: Operation,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<HashMap<String, AttributeValue>>, Error> {
-        let output = requests::read_claimed(self, group, subscription, partition)
-            .send()
-            .await
-            .map_err(|e| sdk_error(operation, e))?;
-        Ok(output.item.filter(|item| !item.is_empty()))
-    }
-
-    /// The advance's requests: the conditional `UpdateItem`, and when its condition fails
-    /// without the old item in the reply, a consistent read of where the checkpoint is.
-    ///
-    /// A reply may lack the old item for two reasons that look alike: there is no item (the
-    /// checkpoint was never claimed), or the server does not send it (emulators that ignore
-    /// `ReturnValuesOnConditionCheckFailure`, such as dynalite). Reporting `current: None` in the
-    /// second case would tell the caller an existing checkpoint is absent, so the position is
-    /// read instead. When the read finds the checkpoint at `from` (it was absent or behind when
-    /// the condition failed, and got there since), the advance is tried again: a refusal then
-    /// would name the position it expected. Positions only move forward and this store deletes
-    /// nothing, so a second attempt either succeeds or is refused at a position past `from`;
-    /// [`ADVANCE_ATTEMPTS`] bounds the loop should something else write the table.
-    async fn compare_and_set(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        let op = Operation::Advance;
-        let mut attempt = 1;
-        loop {
-            let request = requests::advance(self, group, subscription, partition, from, to);
-            let error = match request.send().await {
-                Ok(_) => return Ok(()),
-                Err(error) => error,
-            };
-            let Some(UpdateItemError::ConditionalCheckFailedException(failed)) =
-                error.as_service_error()
-            else {
-                return Err(sdk_error(op, error));
-            };
-            if let Some(old) = failed.item().filter(|item| !item.is_empty()) {
-                return Err(moved(from, Some(old)));
-            }
-            let current = self
-                .read_position(op, group, subscription, partition)
-                .await?;
-            tracing::debug!(?current, attempt, "refused without the old item; read it");
-            if current != Some(from) || attempt >= ADVANCE_ATTEMPTS {
-                return Err(Error::Moved {
-                    expected: from,
-                    current,
-                });
-            }
-            attempt += 1;
         }
     }
 
