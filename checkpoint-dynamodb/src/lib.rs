@@ -310,7 +310,6 @@
 )]
 
 mod compare_and_set;
-mod compare_and_set;
 mod error;
 mod layout;
 mod requests;
