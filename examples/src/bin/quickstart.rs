@@ -10,7 +10,7 @@
 //! The log is in process: 4 partitions of 600 entries, every tenth filtered out. A reader per
 //! partition hands entries to 8 handler tasks that finish them out of order (random work of a
 //! few milliseconds; entry 100 of partition 0 takes 600 ms). A
-//! [`Committer`](checkpoint_committer::Committer) turns the completions into gap-free
+//! [`Committer`] turns the completions into gap-free
 //! checkpoints and writes the ones that moved with one `save_all` every 150 ms: while the slow
 //! entry runs, partition 0's checkpoint holds at 100 however many later entries are done, and
 //! the example prints that. It runs the workers in a child process, kills it (SIGKILL: no
