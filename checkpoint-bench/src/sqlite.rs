@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use checkpoint_sqlite::SqliteCheckpointStore;
 use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
@@ -45,13 +45,17 @@ pub fn remove(path: &std::path::Path) {
 /// database has no wire to count round trips on.
 pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backend, BenchError> {
     // The store's recommended settings, in a pool as large as the highest concurrency (the
-    // store's own `open` uses 8); writers still take turns on SQLite's single write lock.
+    // store's own `open` uses 8); writers still take turns on SQLite's single write lock. At
+    // 64 writers on a busy 2-core machine a turn can take longer than the 5 s busy timeout and
+    // store timeout: the bench measures, it does not bound, so both wait a minute here.
     let pool = SqlitePoolOptions::new()
         .max_connections(max_concurrency + 2)
-        .connect_with(SqliteCheckpointStore::connect_options(path))
+        .connect_with(
+            SqliteCheckpointStore::connect_options(path).busy_timeout(Duration::from_secs(60)),
+        )
         .await
         .map_err(context(format!("opening {}", path.display())))?;
-    let store = SqliteCheckpointStore::new(pool.clone());
+    let store = SqliteCheckpointStore::new(pool.clone()).with_timeout(Duration::from_secs(60))?;
     store.migrate().await?;
     let version: String = sqlx::query_scalar("SELECT sqlite_version()")
         .fetch_one(&pool)
