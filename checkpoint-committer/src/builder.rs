@@ -4,8 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_core::error::{Argument, InvalidInput, InvalidReason};
-use checkpoint_core::{CheckpointStore, Error, validation};
+use checkpoint_core::{CheckpointStore, Error, settings, validation};
 use tokio::sync::Semaphore;
 
 use crate::{Committer, CommitterError};
@@ -133,11 +132,8 @@ impl CommitterBuilder {
     /// outside a tokio runtime.
     pub fn start(mut self) -> Result<Committer, CommitterError> {
         validation::validate_group(&self.group).map_err(CommitterError::Invalid)?;
-        let malformed = |setting: &'static str, expected: &'static str| {
-            CommitterError::Invalid(Error::from(InvalidInput::new(
-                Argument::Setting(setting),
-                InvalidReason::Malformed { expected },
-            )))
+        let malformed = |setting, expected| {
+            CommitterError::Invalid(Error::from(settings::malformed(setting, expected)))
         };
         if self.settings.interval.is_zero() {
             return Err(malformed("interval", "a duration above zero"));
