@@ -34,6 +34,16 @@ pub enum Operation {
     Connect,
     /// Creating or checking the backend's schema, table or scripts.
     Migrate,
+    /// [`CheckpointAdmin::groups`](crate::CheckpointAdmin::groups).
+    Groups,
+    /// [`CheckpointAdmin::start_at`](crate::CheckpointAdmin::start_at).
+    StartAt,
+    /// [`CheckpointAdmin::retire`](crate::CheckpointAdmin::retire).
+    Retire,
+    /// [`CheckpointAdmin::retired`](crate::CheckpointAdmin::retired).
+    Retired,
+    /// [`CheckpointAdmin::purge`](crate::CheckpointAdmin::purge).
+    Purge,
 }
 
 impl fmt::Display for Operation {
@@ -47,6 +57,11 @@ impl fmt::Display for Operation {
             Operation::Advance => "advance",
             Operation::Connect => "connect",
             Operation::Migrate => "migrate",
+            Operation::Groups => "groups",
+            Operation::StartAt => "start_at",
+            Operation::Retire => "retire",
+            Operation::Retired => "retired",
+            Operation::Purge => "purge",
         })
     }
 }
@@ -67,6 +82,10 @@ pub enum Argument {
     From,
     /// The `to` position of an advance.
     To,
+    /// A partition of [`start_at`](crate::CheckpointAdmin::start_at).
+    Partition,
+    /// The positions of [`start_at`](crate::CheckpointAdmin::start_at), as a whole.
+    Positions,
     /// A setting of the store itself, such as a table name or a key prefix.
     Setting(&'static str),
 }
@@ -80,6 +99,8 @@ impl fmt::Display for Argument {
             Argument::InitialPosition => f.write_str("initial position"),
             Argument::From => f.write_str("from position"),
             Argument::To => f.write_str("to position"),
+            Argument::Partition => f.write_str("partition"),
+            Argument::Positions => f.write_str("positions"),
             Argument::Setting(name) => write!(f, "setting `{name}`"),
         }
     }
@@ -122,6 +143,11 @@ pub enum InvalidReason {
         /// What form it must have.
         expected: &'static str,
     },
+    /// A partition named twice where each may appear once.
+    DuplicatePartition {
+        /// The partition named twice.
+        partition: u32,
+    },
 }
 
 impl fmt::Display for InvalidReason {
@@ -141,6 +167,9 @@ impl fmt::Display for InvalidReason {
                 write!(f, "{to} is not ahead of {from}")
             }
             InvalidReason::Malformed { expected } => write!(f, "expected {expected}"),
+            InvalidReason::DuplicatePartition { partition } => {
+                write!(f, "partition {partition} is given more than once")
+            }
         }
     }
 }
@@ -153,7 +182,8 @@ pub struct InvalidInput {
     pub argument: Argument,
     /// Why it was invalid.
     pub reason: InvalidReason,
-    /// For [`save_all`](crate::CheckpointStore::save_all), the index of the first invalid entry.
+    /// For [`save_all`](crate::CheckpointStore::save_all) and
+    /// [`start_at`](crate::CheckpointAdmin::start_at), the index of the first invalid entry.
     pub batch_index: Option<usize>,
 }
 
@@ -228,6 +258,40 @@ pub enum Error {
         /// Where the checkpoint is now, or `None` when it does not exist.
         current: Option<u64>,
     },
+
+    /// [`start_at`](crate::CheckpointAdmin::start_at) on a subscription that has a checkpoint
+    /// already: starting it would move that checkpoint.
+    #[error("subscription {subscription:?} of group {group:?} already has checkpoints")]
+    Exists {
+        /// The group.
+        group: String,
+        /// The subscription that exists.
+        subscription: String,
+    },
+
+    /// A subscription that was [`retire`](crate::CheckpointAdmin::retire)d: its name cannot be
+    /// started or claimed again until it is [`purge`](crate::CheckpointAdmin::purge)d.
+    #[error(
+        "subscription {subscription:?} of group {group:?} is retired: purge it before using its name again"
+    )]
+    Retired {
+        /// The group.
+        group: String,
+        /// The retired subscription.
+        subscription: String,
+    },
+
+    /// [`purge`](crate::CheckpointAdmin::purge) of a subscription that still has live
+    /// checkpoints: only a retired subscription is purged.
+    #[error(
+        "subscription {subscription:?} of group {group:?} is not retired: retire it before purging it"
+    )]
+    NotRetired {
+        /// The group.
+        group: String,
+        /// The subscription that is still live.
+        subscription: String,
+    },
 }
 
 impl Error {
@@ -251,7 +315,36 @@ impl Error {
         match self {
             Error::Backend { retryable, .. } => *retryable,
             Error::Timeout { .. } => true,
-            Error::InvalidInput(_) | Error::QueryChanged { .. } | Error::Moved { .. } => false,
+            Error::InvalidInput(_)
+            | Error::QueryChanged { .. }
+            | Error::Moved { .. }
+            | Error::Exists { .. }
+            | Error::Retired { .. }
+            | Error::NotRetired { .. } => false,
+        }
+    }
+
+    /// [`Error::Exists`] for `subscription` of `group`.
+    pub fn exists(group: &str, subscription: &str) -> Self {
+        Error::Exists {
+            group: group.to_owned(),
+            subscription: subscription.to_owned(),
+        }
+    }
+
+    /// [`Error::Retired`] for `subscription` of `group`.
+    pub fn retired(group: &str, subscription: &str) -> Self {
+        Error::Retired {
+            group: group.to_owned(),
+            subscription: subscription.to_owned(),
+        }
+    }
+
+    /// [`Error::NotRetired`] for `subscription` of `group`.
+    pub fn not_retired(group: &str, subscription: &str) -> Self {
+        Error::NotRetired {
+            group: group.to_owned(),
+            subscription: subscription.to_owned(),
         }
     }
 

@@ -9,6 +9,8 @@
 //! This crate holds what every backend shares:
 //!
 //! - [`CheckpointStore`], the trait, and [`Checkpoint`], the value;
+//! - [`CheckpointAdmin`], the operations API beside it: every group, a new subscription at
+//!   chosen positions, retiring one for good;
 //! - [`Error`], the one error type, and [`validation`], the input rules every backend applies
 //!   before any I/O;
 //! - [`InMemoryCheckpointStore`], the reference implementation;
@@ -49,12 +51,14 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod admin;
 pub mod batch;
 mod checkpoint;
 pub mod error;
 mod exclusive;
 mod fingerprint;
 mod memory;
+mod memory_admin;
 mod query;
 pub mod settings;
 mod store;
@@ -62,6 +66,7 @@ mod store_impls;
 pub mod stored;
 pub mod validation;
 
+pub use admin::CheckpointAdmin;
 pub use checkpoint::Checkpoint;
 pub use error::{Argument, BoxError, Error, InvalidInput, InvalidReason, Operation};
 pub use exclusive::ExclusiveCheckpointStore;

@@ -1,6 +1,6 @@
 //! The in-memory reference store.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -18,7 +18,38 @@ pub(crate) struct Entry {
     pub(crate) fingerprint: Option<Fingerprint>,
 }
 
-type Group = HashMap<(String, u32), Entry>;
+pub(crate) type Group = HashMap<(String, u32), Entry>;
+
+/// Everything the store keeps, behind its one lock.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// The checkpoints of each group.
+    pub(crate) groups: HashMap<String, Group>,
+    /// The retired subscriptions of each group: their tombstones.
+    pub(crate) retired: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl State {
+    /// Whether `subscription` of `group` is retired.
+    pub(crate) fn is_retired(&self, group: &str, subscription: &str) -> bool {
+        self.retired
+            .get(group)
+            .is_some_and(|retired| retired.contains(subscription))
+    }
+
+    /// Saves as the contract says, unless the subscription is retired.
+    fn save(&mut self, group: &str, subscription: &str, partition: u32, position: u64) {
+        if self.is_retired(group, subscription) {
+            return;
+        }
+        save_into(
+            self.groups.entry(group.to_owned()).or_default(),
+            subscription,
+            partition,
+            position,
+        );
+    }
+}
 
 /// The reference implementation of the contract, in process memory.
 ///
@@ -39,7 +70,7 @@ type Group = HashMap<(String, u32), Entry>;
 /// ```
 #[derive(Debug, Default)]
 pub struct InMemoryCheckpointStore {
-    groups: Mutex<HashMap<String, Group>>,
+    state: Mutex<State>,
 }
 
 impl InMemoryCheckpointStore {
@@ -48,10 +79,10 @@ impl InMemoryCheckpointStore {
         Self::default()
     }
 
-    /// The lock over every group. A panic while it was held cannot leave an entry half
+    /// The lock over everything. A panic while it was held cannot leave an entry half
     /// written (every update is a single assignment), so a poisoned lock is still consistent.
-    pub(crate) fn groups(&self) -> MutexGuard<'_, HashMap<String, Group>> {
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -74,8 +105,9 @@ fn save_into(group: &mut Group, subscription: &str, partition: u32, position: u6
 impl CheckpointStore for InMemoryCheckpointStore {
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
-        let groups = self.groups();
-        Ok(groups
+        let state = self.state();
+        Ok(state
+            .groups
             .get(group)
             .map(|entries| {
                 entries
@@ -95,8 +127,9 @@ impl CheckpointStore for InMemoryCheckpointStore {
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         validate_key(group, subscription)?;
-        let groups = self.groups();
-        Ok(groups
+        let state = self.state();
+        Ok(state
+            .groups
             .get(group)
             .and_then(|entries| entries.get(&(subscription.to_owned(), partition)))
             .map(|entry| entry.position))
@@ -110,13 +143,7 @@ impl CheckpointStore for InMemoryCheckpointStore {
         position: u64,
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
-        let mut groups = self.groups();
-        save_into(
-            groups.entry(group.to_owned()).or_default(),
-            subscription,
-            partition,
-            position,
-        );
+        self.state().save(group, subscription, partition, position);
         Ok(())
     }
 
@@ -125,11 +152,10 @@ impl CheckpointStore for InMemoryCheckpointStore {
         if checkpoints.is_empty() {
             return Ok(());
         }
-        let mut groups = self.groups();
-        let entries = groups.entry(group.to_owned()).or_default();
+        let mut state = self.state();
         for checkpoint in checkpoints {
-            save_into(
-                entries,
+            state.save(
+                group,
                 &checkpoint.subscription,
                 checkpoint.partition,
                 checkpoint.position,
@@ -150,8 +176,12 @@ impl ExclusiveCheckpointStore for InMemoryCheckpointStore {
         initial_position: u64,
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
-        let mut groups = self.groups();
-        let entry = groups
+        let mut state = self.state();
+        if state.is_retired(group, subscription) {
+            return Err(Error::retired(group, subscription));
+        }
+        let entry = state
+            .groups
             .entry(group.to_owned())
             .or_default()
             .entry((subscription.to_owned(), partition))
@@ -181,8 +211,9 @@ impl ExclusiveCheckpointStore for InMemoryCheckpointStore {
         to: u64,
     ) -> Result<(), Error> {
         validate_advance(group, subscription, from, to)?;
-        let mut groups = self.groups();
-        let entry = groups
+        let mut state = self.state();
+        let entry = state
+            .groups
             .get_mut(group)
             .and_then(|entries| entries.get_mut(&(subscription.to_owned(), partition)));
         match entry {

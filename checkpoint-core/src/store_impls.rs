@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use crate::{
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+};
 
 macro_rules! forward_store {
     ($($pointer:ty),*) => {$(
@@ -36,6 +38,26 @@ macro_rules! forward_store {
             async fn advance(&self, group: &str, subscription: &str, partition: u32,
                 from: u64, to: u64) -> Result<(), Error> {
                 (**self).advance(group, subscription, partition, from, to).await
+            }
+        }
+
+        #[async_trait]
+        impl<S: CheckpointAdmin + ?Sized> CheckpointAdmin for $pointer {
+            async fn groups(&self) -> Result<Vec<String>, Error> {
+                (**self).groups().await
+            }
+            async fn start_at(&self, group: &str, subscription: &str, positions: &[(u32, u64)])
+                -> Result<(), Error> {
+                (**self).start_at(group, subscription, positions).await
+            }
+            async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+                (**self).retire(group, subscription).await
+            }
+            async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+                (**self).retired(group).await
+            }
+            async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+                (**self).purge(group, subscription).await
             }
         }
     )*};

@@ -108,6 +108,34 @@ pub fn validate_advance(group: &str, subscription: &str, from: u64, to: u64) -> 
     Ok(())
 }
 
+/// Checks the arguments of [`start_at`](crate::CheckpointAdmin::start_at): the key, at least
+/// one position, every position valid and no partition twice. The error names the index of
+/// the first invalid entry.
+pub fn validate_start_at(
+    group: &str,
+    subscription: &str,
+    positions: &[(u32, u64)],
+) -> Result<(), Error> {
+    validate_key(group, subscription)?;
+    if positions.is_empty() {
+        return Err(InvalidInput::new(Argument::Positions, InvalidReason::Empty).into());
+    }
+    let mut seen = std::collections::HashSet::with_capacity(positions.len());
+    for (index, &(partition, position)) in positions.iter().enumerate() {
+        validate_position(Argument::Position, position)
+            .map_err(|invalid| invalid.at_batch_index(index))?;
+        if !seen.insert(partition) {
+            return Err(InvalidInput::new(
+                Argument::Partition,
+                InvalidReason::DuplicatePartition { partition },
+            )
+            .at_batch_index(index)
+            .into());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +186,24 @@ mod tests {
         );
         assert!(validate_advance("g", "s", 0, MAX_POSITION + 1).is_err());
         assert!(validate_claim("g", "s", MAX_POSITION + 1).is_err());
+    }
+
+    #[test]
+    fn start_at_needs_distinct_partitions_and_valid_positions() {
+        assert!(validate_start_at("g", "s", &[(0, 1), (1, MAX_POSITION)]).is_ok());
+        assert_eq!(
+            reason(validate_start_at("g", "s", &[])),
+            InvalidReason::Empty
+        );
+        assert_eq!(
+            reason(validate_start_at("g", "s", &[(3, 1), (3, 2)])),
+            InvalidReason::DuplicatePartition { partition: 3 }
+        );
+        match validate_start_at("g", "s", &[(0, 1), (1, MAX_POSITION + 1)]) {
+            Err(Error::InvalidInput(invalid)) => assert_eq!(invalid.batch_index, Some(1)),
+            other => panic!("expected invalid input, got {other:?}"),
+        }
+        assert!(validate_start_at("g", "", &[(0, 1)]).is_err());
     }
 
     #[test]

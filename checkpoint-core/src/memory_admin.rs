@@ -1,0 +1,100 @@
+//! The operations API of the in-memory reference store.
+
+use async_trait::async_trait;
+
+use crate::memory::Entry;
+use crate::validation::{validate_group, validate_key, validate_start_at};
+use crate::{CheckpointAdmin, Error, InMemoryCheckpointStore};
+
+#[async_trait]
+impl CheckpointAdmin for InMemoryCheckpointStore {
+    async fn groups(&self) -> Result<Vec<String>, Error> {
+        let state = self.state();
+        let mut groups: Vec<String> = state
+            .groups
+            .iter()
+            .filter(|(_, entries)| !entries.is_empty())
+            .map(|(group, _)| group.clone())
+            .chain(
+                state
+                    .retired
+                    .iter()
+                    .filter(|(_, retired)| !retired.is_empty())
+                    .map(|(group, _)| group.clone()),
+            )
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        Ok(groups)
+    }
+
+    async fn start_at(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Error> {
+        validate_start_at(group, subscription, positions)?;
+        let mut state = self.state();
+        if state.is_retired(group, subscription) {
+            return Err(Error::retired(group, subscription));
+        }
+        let entries = state.groups.entry(group.to_owned()).or_default();
+        if entries.keys().any(|(name, _)| name == subscription) {
+            return Err(Error::exists(group, subscription));
+        }
+        for &(partition, position) in positions {
+            entries.insert(
+                (subscription.to_owned(), partition),
+                Entry {
+                    position,
+                    fingerprint: None,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        validate_key(group, subscription)?;
+        let mut state = self.state();
+        if let Some(entries) = state.groups.get_mut(group) {
+            entries.retain(|(name, _), _| name != subscription);
+        }
+        state
+            .retired
+            .entry(group.to_owned())
+            .or_default()
+            .insert(subscription.to_owned());
+        Ok(())
+    }
+
+    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+        validate_group(group)?;
+        let state = self.state();
+        Ok(state
+            .retired
+            .get(group)
+            .map(|retired| retired.iter().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        validate_key(group, subscription)?;
+        let mut state = self.state();
+        if state.is_retired(group, subscription) {
+            if let Some(retired) = state.retired.get_mut(group) {
+                retired.remove(subscription);
+            }
+            return Ok(());
+        }
+        let live = state
+            .groups
+            .get(group)
+            .is_some_and(|entries| entries.keys().any(|(name, _)| name == subscription));
+        if live {
+            return Err(Error::not_retired(group, subscription));
+        }
+        Ok(())
+    }
+}
