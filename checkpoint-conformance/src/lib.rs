@@ -55,7 +55,7 @@ pub mod recovery;
 pub mod round_trips;
 
 pub use audited::{AuditedStore, ErrorTally};
-pub use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
+pub use checkpoint_core::{CheckpointAdmin, CheckpointStore, ExclusiveCheckpointStore};
 pub use failure::{CaseResult, Failure, error_chain};
 pub use group::fresh_group;
 
@@ -80,6 +80,22 @@ pub const MONOTONIC_CASES: &[Case<dyn CheckpointStore>] =
 /// Every exclusive case, in the order the macro lists them.
 pub const EXCLUSIVE_CASES: &[Case<dyn ExclusiveCheckpointStore>] =
     __exclusive_cases! { __case_table!(dyn ExclusiveCheckpointStore) };
+
+/// Every case of the operations API that needs only [`CheckpointAdmin`], in the order the
+/// macro lists them.
+pub const ADMIN_CASES: &[Case<dyn CheckpointAdmin>] =
+    __admin_cases! { __case_table!(dyn CheckpointAdmin) };
+
+/// Every case of the operations API that also claims and advances (on a retired
+/// subscription), in the order the macro lists them.
+pub const EXCLUSIVE_ADMIN_CASES: &[Case<dyn ExclusiveAdmin>] =
+    __exclusive_admin_cases! { __case_table!(dyn ExclusiveAdmin) };
+
+/// A store with both the exclusive mode and the operations API, as one trait object for
+/// [`EXCLUSIVE_ADMIN_CASES`]; every such store is one.
+pub trait ExclusiveAdmin: ExclusiveCheckpointStore + CheckpointAdmin {}
+
+impl<S: ExclusiveCheckpointStore + CheckpointAdmin + ?Sized> ExclusiveAdmin for S {}
 
 #[doc(hidden)]
 pub mod __private {

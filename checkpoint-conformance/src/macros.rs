@@ -56,6 +56,47 @@ macro_rules! __exclusive_cases {
     };
 }
 
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every case of the
+/// operations API that needs only [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __admin_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            groups_lists_every_group_sorted_once
+            groups_lists_many_groups
+            groups_lists_a_group_with_only_a_retired_subscription
+            start_at_creates_exactly_the_positions
+            start_at_refuses_an_existing_subscription
+            start_at_refuses_a_retired_name
+            retire_hides_from_list_and_load
+            zombie_saves_after_retire_are_ignored
+            retire_of_an_unknown_name_guards_it
+            retire_is_idempotent
+            retired_lists_sorted_names
+            retire_and_purge_leave_others_untouched
+            purge_of_a_live_subscription_is_refused
+            purge_of_nothing_is_ok
+            purged_name_can_be_started_and_saved_again
+            admin_invalid_inputs_are_rejected
+            retire_during_concurrent_histories
+        }
+    };
+}
+
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every case of the
+/// operations API that also claims and advances.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __exclusive_admin_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            claim_of_a_retired_subscription_is_refused
+            advance_of_a_retired_subscription_is_moved_absent
+        }
+    };
+}
+
 /// Expands to one `#[test]` per case, each calling the factory in a runtime of its own.
 #[doc(hidden)]
 #[macro_export]
@@ -139,5 +180,47 @@ macro_rules! checkpoint_store_tests {
 macro_rules! exclusive_store_tests {
     ($factory:path) => {
         $crate::__exclusive_cases! { __case_tests!($factory) }
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the operations API
+/// ([`CheckpointAdmin`](checkpoint_core::CheckpointAdmin): `groups`, `start_at`, `retire`,
+/// `retired`, `purge`, and what a retired subscription does to `save`, `save_all`, `claim`
+/// and `advance`), run against the store that `factory` makes.
+///
+/// `admin_store_tests!(factory)` is the whole of it, for a store that implements both
+/// [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) and
+/// `CheckpointAdmin` (every store of the workspace): the cases of
+/// [`ADMIN_CASES`](crate::ADMIN_CASES) and [`EXCLUSIVE_ADMIN_CASES`](crate::EXCLUSIVE_ADMIN_CASES).
+/// `admin_store_tests!(factory, without_exclusive)` leaves out the two cases that claim and
+/// advance, for a store without the exclusive mode. Use it in a module of its own, beside
+/// [`checkpoint_store_tests!`] and [`exclusive_store_tests!`], since all name their tests after
+/// cases.
+///
+/// The cases share the server with everything else that runs: each works in fresh random
+/// groups, and the ones about `groups` (which sees every group of the store) judge only the
+/// groups they made, under a prefix of their own. `CHECKPOINT_RETIRE_HISTORIES` sets how many
+/// concurrent histories with a retire run (default 32).
+///
+/// ```
+/// use checkpoint_core::InMemoryCheckpointStore;
+///
+/// async fn store() -> InMemoryCheckpointStore {
+///     InMemoryCheckpointStore::new()
+/// }
+///
+/// mod admin {
+///     checkpoint_conformance::admin_store_tests!(super::store);
+/// }
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! admin_store_tests {
+    ($factory:path) => {
+        $crate::__admin_cases! { __case_tests!($factory) }
+        $crate::__exclusive_admin_cases! { __case_tests!($factory) }
+    };
+    ($factory:path, without_exclusive) => {
+        $crate::__admin_cases! { __case_tests!($factory) }
     };
 }

@@ -16,7 +16,7 @@ pub const QUERY_A: Fingerprint = Fingerprint::from_bytes([0xa1; 32]);
 /// The fingerprint of a changed query.
 pub const QUERY_B: Fingerprint = Fingerprint::from_bytes([0xb2; 32]);
 
-fn expect_moved(
+pub(super) fn expect_moved(
     result: Result<(), Error>,
     expected: u64,
     current: Option<u64>,

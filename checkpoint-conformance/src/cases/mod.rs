@@ -1,8 +1,8 @@
 //! The cases of the kit, one public async function per clause of the contract, one file per
 //! family of clauses.
 //!
-//! Call them directly from any test harness, or let [`checkpoint_store_tests!`] and
-//! [`exclusive_store_tests!`] turn each into a named test.
+//! Call them directly from any test harness, or let [`checkpoint_store_tests!`],
+//! [`exclusive_store_tests!`] and [`admin_store_tests!`] turn each into a named test.
 //!
 //! | family | clauses |
 //! | --- | --- |
@@ -14,9 +14,11 @@
 //! | `batches` | `save_all` |
 //! | `concurrency` | calls at the same time, and generated histories |
 //! | `exclusive` | `claim` and `advance` |
+//! | `admin` | the operations API: `groups`, `start_at`, `retire`, `retired`, `purge`, and what a retired subscription does to saves, claims and advances |
 //!
 //! [`checkpoint_store_tests!`]: crate::checkpoint_store_tests
 //! [`exclusive_store_tests!`]: crate::exclusive_store_tests
+//! [`admin_store_tests!`]: crate::admin_store_tests
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,7 @@ use checkpoint_core::{Argument, CheckpointStore, Error};
 
 use crate::{CaseResult, Failure, ensure};
 
+mod admin;
 mod batches;
 mod boundaries;
 mod concurrency;
@@ -33,6 +36,7 @@ mod names;
 mod reads;
 mod saves;
 
+pub use admin::*;
 pub use batches::*;
 pub use boundaries::*;
 pub use concurrency::*;
@@ -46,8 +50,8 @@ pub use saves::*;
 const F64_EXACT_LIMIT: u64 = 1 << 53;
 
 /// `list` as a sorted map, so results compare regardless of order, failing on duplicates.
-async fn listed(
-    store: &dyn CheckpointStore,
+async fn listed<S: CheckpointStore + ?Sized>(
+    store: &S,
     group: &str,
 ) -> Result<BTreeMap<(String, u32), u64>, Failure> {
     let checkpoints = store.list(group).await?;

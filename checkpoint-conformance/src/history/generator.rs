@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// The subscriptions and partitions of the history's key space: four keys, so owners collide.
-const SUBSCRIPTIONS: [&str; 2] = ["orders", "orders:1"];
-const PARTITIONS: [u32; 2] = [0, 1];
+pub(crate) const SUBSCRIPTIONS: [&str; 2] = ["orders", "orders:1"];
+pub(crate) const PARTITIONS: [u32; 2] = [0, 1];
 pub(crate) const KEYS: usize = SUBSCRIPTIONS.len() * PARTITIONS.len();
 
 /// A key of the history's key space.

@@ -37,6 +37,19 @@ impl HistoryConfig {
         }
     }
 
+    /// The histories with a retire ([`run_retire_histories`](super::run_retire_histories)):
+    /// `CHECKPOINT_RETIRE_HISTORIES` of them (default 32), from `CHECKPOINT_SEED`'s seed.
+    pub fn retire_from_env() -> Self {
+        let cases = std::env::var("CHECKPOINT_RETIRE_HISTORIES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(32);
+        Self {
+            cases,
+            ..Self::from_env()
+        }
+    }
+
     /// From `CHECKPOINT_HISTORIES` and `CHECKPOINT_SEED`.
     pub fn from_env() -> Self {
         let cases = std::env::var("CHECKPOINT_HISTORIES")
@@ -174,9 +187,18 @@ where
 }
 
 async fn record(store: &dyn CheckpointStore, group: &str, plan: &Plan) -> History {
-    let clock = AtomicU64::new(0);
+    record_on(store, group, plan, &AtomicU64::new(0)).await
+}
+
+/// Runs `plan` in `group`, every call timed on `clock` (which other calls running beside the
+/// plan share).
+pub(crate) async fn record_on<S: CheckpointStore + ?Sized>(
+    store: &S,
+    group: &str,
+    plan: &Plan,
+    clock: &AtomicU64,
+) -> History {
     let owners = plan.owners.iter().enumerate().map(|(owner, owner_plan)| {
-        let clock = &clock;
         async move {
             let mut events = Vec::new();
             if owner_plan.zombie {
@@ -207,7 +229,11 @@ async fn record(store: &dyn CheckpointStore, group: &str, plan: &Plan) -> Histor
     History { events }
 }
 
-async fn perform(store: &dyn CheckpointStore, group: &str, call: &Call) -> Outcome {
+pub(crate) async fn perform<S: CheckpointStore + ?Sized>(
+    store: &S,
+    group: &str,
+    call: &Call,
+) -> Outcome {
     let result = match call {
         Call::Save(k, p) => store
             .save(group, k.subscription(), k.partition(), *p)
@@ -240,8 +266,8 @@ async fn perform(store: &dyn CheckpointStore, group: &str, call: &Call) -> Outco
     result.unwrap_or_else(|error| Outcome::Failed(error_chain(&error)))
 }
 
-async fn read_final_state(
-    store: &dyn CheckpointStore,
+pub(crate) async fn read_final_state<S: CheckpointStore + ?Sized>(
+    store: &S,
     group: &str,
 ) -> Result<BTreeMap<Key, u64>, Failure> {
     let mut loaded = BTreeMap::new();

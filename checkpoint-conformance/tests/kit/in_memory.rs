@@ -13,3 +13,7 @@ mod monotonic {
 mod exclusive {
     checkpoint_conformance::exclusive_store_tests!(super::store);
 }
+
+mod admin {
+    checkpoint_conformance::admin_store_tests!(super::store);
+}
