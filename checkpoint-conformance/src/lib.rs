@@ -1,9 +1,9 @@
 //! A conformance kit that proves a checkpoint store keeps the contract.
 //!
 //! Every clause of the contract is a public async case in [`cases`], taking any
-//! [`CheckpointStore`] (or [`ExclusiveCheckpointStore`]) and returning [`CaseResult`]. Two macros
-//! turn all of them into named tests for a store factory, so `cargo test` lists each clause
-//! your store passed or failed:
+//! [`CheckpointStore`] (or [`ExclusiveCheckpointStore`], or [`CheckpointAdmin`]) and returning
+//! [`CaseResult`]. Three macros turn all of them into named tests for a store factory, so
+//! `cargo test` lists each clause your store passed or failed:
 //!
 //! ```
 //! use checkpoint_core::InMemoryCheckpointStore;
@@ -19,7 +19,30 @@
 //! mod exclusive {
 //!     checkpoint_conformance::exclusive_store_tests!(super::store);
 //! }
+//! // The operations API: groups, start_at, retire, retired, purge, and what a retired
+//! // subscription does to save, save_all, claim and advance. `admin_store_tests!(super::store,
+//! // without_exclusive)` leaves out claim and advance, for a store without the exclusive mode.
+//! mod admin {
+//!     checkpoint_conformance::admin_store_tests!(super::store);
+//! }
 //! # fn main() {}
+//! ```
+//!
+//! The same cases are in tables ([`MONOTONIC_CASES`], [`EXCLUSIVE_CASES`], [`ADMIN_CASES`],
+//! [`EXCLUSIVE_ADMIN_CASES`]) for a harness that runs them itself:
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use checkpoint_conformance::ADMIN_CASES;
+//! use checkpoint_core::InMemoryCheckpointStore;
+//!
+//! for case in ADMIN_CASES {
+//!     let store = InMemoryCheckpointStore::new();
+//!     if let Err(failure) = (case.run)(&store).await {
+//!         panic!("{}: {failure}", case.name);
+//!     }
+//! }
+//! # });
 //! ```
 //!
 //! Beside the deterministic cases, [`cases::concurrent_histories`] generates histories of
@@ -27,6 +50,11 @@
 //! each call started and returned, and checks the whole history against a linearizable
 //! max-register with [`history::HistoryChecker`]. `CHECKPOINT_HISTORIES` sets how many
 //! histories run (default 64) and `CHECKPOINT_SEED` replays a failing run.
+//! [`cases::retire_during_concurrent_histories`] runs such histories while one of the two
+//! subscriptions is retired at a random moment ([`history::retire`]): once the retire
+//! returned, no `load` or `list` may show it again, whatever its zombies save, and the other
+//! subscription must stay a max-register; `CHECKPOINT_RETIRE_HISTORIES` sets how many
+//! (default 32).
 //!
 //! Every case works in fresh random groups ([`fresh_group`]), so all cases can run in parallel
 //! against one shared server and leave nothing that disturbs another run.

@@ -6,6 +6,7 @@
 mod bad_input;
 mod black_hole;
 mod broken;
+mod broken_admin;
 mod checker;
 mod in_memory;
 mod messages;

@@ -2,9 +2,12 @@
 //! clauses that caught it.
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories};
-use checkpoint_conformance::{EXCLUSIVE_CASES, MONOTONIC_CASES};
+use checkpoint_conformance::{
+    ADMIN_CASES, EXCLUSIVE_ADMIN_CASES, EXCLUSIVE_CASES, MONOTONIC_CASES,
+};
 
 use crate::broken::{BrokenStore, Flaw};
+use crate::broken_admin::{AdminFlaw, BrokenAdminStore};
 
 /// Runs every case against a fresh store with `flaw`; returns the names of the failing cases.
 fn failing_cases(flaw: Flaw) -> Vec<&'static str> {
@@ -160,4 +163,203 @@ fn histories_alone_catch_a_non_atomic_store() {
         message.contains("owner "),
         "the report prints the history: {message}"
     );
+}
+
+/// Runs every case of the operations API against a fresh store with `flaw`; returns the
+/// failing cases with their messages.
+fn failing_admin_cases(flaw: AdminFlaw) -> Vec<(&'static str, String)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let mut failing = Vec::new();
+        for case in ADMIN_CASES {
+            let store = BrokenAdminStore::new(flaw);
+            if let Err(failure) = (case.run)(&store).await {
+                failing.push((case.name, failure.to_string()));
+            }
+        }
+        for case in EXCLUSIVE_ADMIN_CASES {
+            let store = BrokenAdminStore::new(flaw);
+            if let Err(failure) = (case.run)(&store).await {
+                failing.push((case.name, failure.to_string()));
+            }
+        }
+        failing
+    })
+}
+
+/// Asserts that each of `cases` fails against a store with `flaw`, its message containing
+/// every one of `naming` (the group, the wrong keys).
+fn assert_admin_caught(flaw: AdminFlaw, cases: &[(&str, &[&str])]) {
+    let failing = failing_admin_cases(flaw);
+    let names: Vec<&str> = failing.iter().map(|(name, _)| *name).collect();
+    println!("{flaw:?} caught by: {names:?}");
+    for (case, naming) in cases {
+        let Some((_, message)) = failing.iter().find(|(name, _)| name == case) else {
+            panic!(
+                "the kit passed a store with flaw {flaw:?} in `{case}`; it failed only {names:?}"
+            );
+        };
+        println!("--- {case}:\n{}", &message[..message.len().min(3_000)]);
+        for expected in *naming {
+            assert!(
+                message.contains(expected),
+                "`{case}` caught {flaw:?}, but its message does not name {expected:?}:\n{message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn retire_without_a_tombstone_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::RetireLeavesNoTombstone,
+        &[
+            (
+                "zombie_saves_after_retire_are_ignored",
+                &[
+                    "wrong key(s) in group \"ck-retire-zombie-",
+                    "(\"old\", 0): expected nothing, stored 99",
+                    "(\"old\", 2): expected nothing, stored 50",
+                ],
+            ),
+            (
+                "retire_of_an_unknown_name_guards_it",
+                &[
+                    "in group \"ck-retire-unknown-",
+                    "(\"ghost\", 0): expected nothing, stored 7",
+                ],
+            ),
+            (
+                "retire_during_concurrent_histories",
+                &["in group \"ck-retire-history-", "retired"],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn tombstone_on_existing_partitions_only_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::TombstoneGuardsOnlyExistingPartitions,
+        &[
+            (
+                "zombie_saves_after_retire_are_ignored",
+                &[
+                    "in group \"ck-retire-zombie-",
+                    "(\"old\", 2): expected nothing, stored 50",
+                    "(\"old\", 3): expected nothing, stored 7",
+                    "(\"old\", 4294967295): expected nothing, stored 9223372036854775807",
+                ],
+            ),
+            (
+                "retire_of_an_unknown_name_guards_it",
+                &[
+                    "in group \"ck-retire-unknown-",
+                    "(\"ghost\", 1): expected nothing, stored 6",
+                ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn retire_that_tombstones_after_deleting_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::RetireDeletesThenTombstones,
+        &[(
+            "retire_during_concurrent_histories",
+            &["in group \"ck-retire-history-", "CHECKPOINT_SEED="],
+        )],
+    );
+}
+
+#[test]
+fn retire_of_every_prefixed_name_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::RetireTakesPrefixes,
+        &[(
+            "retire_and_purge_leave_others_untouched",
+            &[
+                "/g\":",
+                "(\"orders2\", 0): expected 13, stored nothing",
+                "(\"orders:1\", 0): expected 14, stored nothing",
+            ],
+        )],
+    );
+}
+
+#[test]
+fn start_at_that_overwrites_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::StartAtOverwrites,
+        &[(
+            "start_at_refuses_an_existing_subscription",
+            &[
+                "in group \"ck-start-exists-",
+                "(\"orders\", 0): expected 100, stored 5",
+                "(\"orders\", 2): expected nothing, stored 7",
+            ],
+        )],
+    );
+}
+
+#[test]
+fn groups_that_truncates_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::GroupsTruncates,
+        &[(
+            "groups_lists_many_groups",
+            &["under prefix \"ck-many-groups-", "200 missing", "/1000\""],
+        )],
+    );
+}
+
+#[test]
+fn groups_unsorted_and_repeated_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::GroupsUnsortedRepeated,
+        &[(
+            "groups_lists_every_group_sorted_once",
+            &["\"ck-groups-", "is listed twice"],
+        )],
+    );
+}
+
+#[test]
+fn purge_that_deletes_live_checkpoints_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::PurgeDeletesLive,
+        &[(
+            "purge_of_a_live_subscription_is_refused",
+            &[
+                "in group \"ck-purge-live-",
+                "(\"live\", 0): expected 10, stored nothing",
+                "(\"live\", 1): expected 20, stored nothing",
+            ],
+        )],
+    );
+}
+
+#[test]
+fn claim_that_ignores_the_tombstone_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::ClaimIgnoresTombstone,
+        &[(
+            "claim_of_a_retired_subscription_is_refused",
+            &[
+                "retired subscription \"projection\" of group \"ck-claim-retired-",
+                "load(\"projection\", 0) returned",
+            ],
+        )],
+    );
+}
+
+#[test]
+fn every_admin_flaw_has_a_teeth_test() {
+    // A new flaw must get its own test above; this keeps the list honest.
+    assert_eq!(AdminFlaw::ALL.len(), 9);
 }
