@@ -8,7 +8,8 @@
 //! - [`bad_input::BadInput`]: arbitrary arguments through the trait's entry points and the
 //!   backend's own ([`bad_input::MoreEntryPoints`]), invalid ones refused before any request,
 //!   valid ones read back, counted on the wire by
-//!   [`CountingProxy`](crate::round_trips::CountingProxy).
+//!   [`CountingProxy`](crate::round_trips::CountingProxy); [`bad_input::BadAdminInput`] the
+//!   same over the operations API.
 //! - [`BlackHoleProxy`]: a loopback TCP proxy that can stop relaying without closing anything
 //!   (the peer vanished without a FIN), for tests that a store gives up a connection that
 //!   stopped answering and works again once the network does; [`black_hole_and_back`] is the

@@ -6,10 +6,12 @@
 //! waits for it back, so the proxy sees a round trip exactly when a request would leave.
 
 use async_trait::async_trait;
-use checkpoint_conformance::harness::bad_input::{BadInput, Call, MoreEntryPoints, Reply};
+use checkpoint_conformance::harness::bad_input::{
+    BadAdminInput, BadInput, Call, MoreEntryPoints, Reply,
+};
 use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_core::{
-    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
     InMemoryCheckpointStore,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -141,6 +143,31 @@ impl ExclusiveCheckpointStore for WiredStore {
     }
 }
 
+#[async_trait]
+impl CheckpointAdmin for WiredStore {
+    async fn groups(&self) -> Result<Vec<String>, Error> {
+        self.wired(self.inner.groups()).await
+    }
+    async fn start_at(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Error> {
+        self.wired(self.inner.start_at(group, subscription, positions))
+            .await
+    }
+    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.wired(self.inner.retire(group, subscription)).await
+    }
+    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+        self.wired(self.inner.retired(group)).await
+    }
+    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.wired(self.inner.purge(group, subscription)).await
+    }
+}
+
 /// The store's own entry points, as a backend's `*_in` family would be: the trait's calls
 /// again, and an advance built without being sent.
 struct Again<'a> {
@@ -263,4 +290,37 @@ async fn without_a_wire_the_same_checks_run_uncounted() {
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
     assert!(report.refused > 0 && report.performed > 0, "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operations_api_validates_first() {
+    let (store, proxy) = WiredStore::new(false).await;
+    let report = BadAdminInput::new(&store, &proxy)
+        .cases_between(64, 64)
+        .run()
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert!(report.refused > 0 && report.performed > 0, "{report}");
+    let uncounted = InMemoryCheckpointStore::new();
+    BadAdminInput::uncounted(&uncounted)
+        .cases_between(64, 64)
+        .run()
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operations_api_that_sends_before_validating_is_caught() {
+    let (store, proxy) = WiredStore::new(true).await;
+    let failure = BadAdminInput::new(&store, &proxy)
+        .cases_between(64, 64)
+        .run()
+        .await
+        .expect_err("a request for invalid input");
+    assert!(
+        failure
+            .message()
+            .contains("sent a request for invalid input"),
+        "{failure}"
+    );
 }

@@ -18,7 +18,7 @@ const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([4; 32]);
 
 /// `tag` and `name`, cut from the front of `name` (at a character boundary) where both would
 /// not fit in a valid name: a name as fresh as `tag`, and as long as `name` near the limit.
-fn fresh_within_limit(tag: &str, name: &str) -> String {
+pub(super) fn fresh_within_limit(tag: &str, name: &str) -> String {
     let room = MAX_NAME_BYTES.saturating_sub(tag.len());
     let mut start = name.len().saturating_sub(room);
     while !name.is_char_boundary(start) {

@@ -6,6 +6,8 @@
 //! contract says (group, then subscription, then the first position above `i64::MAX`; a batch
 //! names its first invalid entry; an advance's `to` must be ahead of its `from`) before any
 //! request leaves the process. Valid ones must reach the server and read back exactly.
+//! [`BadAdminInput`] does the same over the operations API (`start_at`, `retire`, `retired`,
+//! `purge`).
 //!
 //! ```no_run
 //! # async fn example(store: &dyn checkpoint_core::ExclusiveCheckpointStore) {
@@ -21,6 +23,7 @@
 //! assert!(report.refused > 0 && report.performed > 0);
 //! # }
 //! ```
+mod admin;
 mod calls;
 mod driver;
 mod refusal;
@@ -30,6 +33,7 @@ use std::fmt;
 use checkpoint_core::ExclusiveCheckpointStore;
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 
+pub use admin::BadAdminInput;
 pub use calls::{Call, MoreEntryPoints, Reply};
 use driver::Driver;
 
