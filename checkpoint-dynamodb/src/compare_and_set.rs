@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_core::{Error, Operation};
 
 use crate::error::{moved, sdk_error, unexpected};
-use crate::layout::optional_position_of;
+use crate::layout::{PENDING, RETIRED, has_flag, optional_position_of};
 use crate::{DynamoDbCheckpointStore, requests};
 
 /// How many times [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) sends its `UpdateItem` at most:
@@ -32,6 +32,8 @@ impl DynamoDbCheckpointStore {
             .await
             .map_err(|e| sdk_error(operation, e))?;
         match output.item() {
+            // A retired or pending item is not shown.
+            Some(item) if has_flag(item, RETIRED) || has_flag(item, PENDING) => Ok(None),
             Some(item) => optional_position_of(item).map_err(unexpected(operation)),
             None => Ok(None),
         }

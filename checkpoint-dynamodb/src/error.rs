@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_core::{Error, Operation, UnexpectedValue};
 
 use crate::BACKEND;
-use crate::layout::optional_position_of;
+use crate::layout::{PENDING, RETIRED, has_flag, optional_position_of};
 
 /// Error codes after which the same request may succeed: throttling, transient server trouble
 /// and conflicts with a concurrent transaction. These are the typed codes the service sends
@@ -71,10 +71,11 @@ pub(crate) fn unexpected(operation: Operation) -> impl FnOnce(UnexpectedValue) -
 }
 
 /// The [`Error::Moved`] for a failed advance condition, from the item as it was when the
-/// condition failed (`None`: there was no item); a non-retryable backend error when that item
-/// cannot be read as a checkpoint.
+/// condition failed (`None`: there was no item, or it is retired or pending, which no read
+/// shows); a non-retryable backend error when that item cannot be read as a checkpoint.
 pub(crate) fn moved(from: u64, old_item: Option<&HashMap<String, AttributeValue>>) -> Error {
-    match old_item.map(optional_position_of).transpose() {
+    let shown = old_item.filter(|item| !has_flag(item, RETIRED) && !has_flag(item, PENDING));
+    match shown.map(optional_position_of).transpose() {
         Ok(current) => Error::Moved {
             expected: from,
             current: current.flatten(),
@@ -107,4 +108,34 @@ pub(crate) fn build_error(
     error: aws_sdk_dynamodb::error::BuildError,
 ) -> Error {
     Error::backend(BACKEND, operation, false, error)
+}
+
+/// A write that kept finding its item changed under it, more times than the store tries.
+#[derive(Debug)]
+pub(crate) struct Contended {
+    pub(crate) attempts: u32,
+}
+
+impl fmt::Display for Contended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the checkpoint's item changed under the write {} times in a row \
+             (concurrent purges, or something else writing the table)",
+            self.attempts
+        )
+    }
+}
+
+impl std::error::Error for Contended {}
+
+/// Whether an SDK error is a refused condition (`ConditionalCheckFailedException`), from its
+/// typed code.
+pub(crate) fn is_condition_failed<E: ProvideErrorMetadata>(
+    error: &SdkError<E, HttpResponse>,
+) -> bool {
+    error
+        .as_service_error()
+        .and_then(|e| e.code())
+        .is_some_and(|code| code == "ConditionalCheckFailedException")
 }

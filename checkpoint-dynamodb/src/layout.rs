@@ -32,6 +32,14 @@ pub(crate) const POSITION: &str = "position";
 pub(crate) const FINGERPRINT: &str = "fingerprint";
 /// When the item was last written, Unix epoch milliseconds.
 pub(crate) const UPDATED_AT: &str = "updated_at";
+/// `true` on every item of a retired subscription: no request of the store's writes it again.
+pub(crate) const RETIRED: &str = "retired";
+/// `true` on an item whose creation has not finished (the create protocol, in `write`): no
+/// read shows it, and the next write of its key finishes it.
+pub(crate) const PENDING: &str = "pending";
+
+/// The start of a tombstone's sort key: no checkpoint's sort key starts with a letter.
+pub(crate) const TOMBSTONE_PREFIX: &str = "retired#";
 
 /// How many decimal digits the partition takes at the start of the sort key: enough for
 /// `u32::MAX` (4294967295).
@@ -172,6 +180,103 @@ pub(crate) fn parse_sort_key(key: &str) -> Option<(String, u32)> {
     Some((subscription.to_owned(), partition))
 }
 
+/// The sort key of a subscription's tombstone: [`TOMBSTONE_PREFIX`], then the subscription as
+/// given. A checkpoint's sort key starts with ten digits, so the two never meet, and a group's
+/// tombstones sort after all its checkpoints, by subscription.
+pub(crate) fn tombstone_key(subscription: &str) -> String {
+    format!("{TOMBSTONE_PREFIX}{subscription}")
+}
+
+/// The primary key of a subscription's tombstone.
+pub(crate) fn tombstone_primary_key(
+    group: &str,
+    subscription: &str,
+) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        (GROUP.to_owned(), AttributeValue::S(group.to_owned())),
+        (
+            KEY.to_owned(),
+            AttributeValue::S(tombstone_key(subscription)),
+        ),
+    ])
+}
+
+/// What one item of a group is, from its sort key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ItemKind {
+    /// The tombstone of this subscription.
+    Tombstone(String),
+    /// A checkpoint: its subscription and partition.
+    Checkpoint(String, u32),
+}
+
+/// Reads the sort key of an item of a group (a checkpoint or a tombstone).
+pub(crate) fn item_kind(
+    item: &HashMap<String, AttributeValue>,
+) -> Result<ItemKind, UnexpectedValue> {
+    match item.get(KEY) {
+        Some(AttributeValue::S(key)) => {
+            if let Some(subscription) = key.strip_prefix(TOMBSTONE_PREFIX) {
+                return Ok(ItemKind::Tombstone(subscription.to_owned()));
+            }
+            let (subscription, partition) = parse_sort_key(key).ok_or_else(|| {
+                let shown: String = key.chars().take(40).collect();
+                UnexpectedValue::new(KEY, format!("{shown:?}, not a checkpoint sort key"))
+            })?;
+            Ok(ItemKind::Checkpoint(subscription, partition))
+        }
+        Some(other) => Err(UnexpectedValue::new(KEY, shape(other))),
+        None => Err(UnexpectedValue::new(KEY, "nothing (no such attribute)")),
+    }
+}
+
+/// Whether an item carries the flag `name` ([`RETIRED`] or [`PENDING`]). The store writes only
+/// `true`; any value counts, so that nothing the store cannot read makes a retired item live.
+pub(crate) fn has_flag(item: &HashMap<String, AttributeValue>, name: &str) -> bool {
+    item.contains_key(name)
+}
+
+/// What a checkpoint's item says to a write that found it (read back, or returned by a refused
+/// condition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stored {
+    /// No item.
+    Absent,
+    /// The item of a retired subscription.
+    Retired,
+    /// An item whose creation has not finished.
+    Pending,
+    /// A checkpoint: its position and fingerprint.
+    Live {
+        position: u64,
+        fingerprint: Option<Fingerprint>,
+    },
+}
+
+/// Reads what an item (or its absence) says to a write.
+pub(crate) fn stored_of(
+    item: Option<&HashMap<String, AttributeValue>>,
+) -> Result<Stored, UnexpectedValue> {
+    let Some(item) = item.filter(|item| !item.is_empty()) else {
+        return Ok(Stored::Absent);
+    };
+    if has_flag(item, RETIRED) {
+        Ok(Stored::Retired)
+    } else if has_flag(item, PENDING) {
+        Ok(Stored::Pending)
+    } else {
+        Ok(Stored::Live {
+            position: position_of(item)?,
+            fingerprint: fingerprint_of(item)?,
+        })
+    }
+}
+
+/// A boolean `true`, the value of [`RETIRED`] and [`PENDING`].
+pub(crate) fn flag() -> AttributeValue {
+    AttributeValue::Bool(true)
+}
+
 /// The primary key of one checkpoint.
 pub(crate) fn primary_key(
     group: &str,
@@ -245,19 +350,20 @@ pub(crate) fn fingerprint_of(
     }
 }
 
-/// Reads one item of a `Query` back into a checkpoint.
+/// Reads one item of a `Query` back into a checkpoint; `None` for an item `list` does not show
+/// (a tombstone, a retired or pending item).
 pub(crate) fn checkpoint_of(
     item: &HashMap<String, AttributeValue>,
-) -> Result<Checkpoint, UnexpectedValue> {
-    let (subscription, partition) = match item.get(KEY) {
-        Some(AttributeValue::S(key)) => parse_sort_key(key).ok_or_else(|| {
-            let shown: String = key.chars().take(40).collect();
-            UnexpectedValue::new(KEY, format!("{shown:?}, not a checkpoint sort key"))
-        })?,
-        Some(other) => return Err(UnexpectedValue::new(KEY, shape(other))),
-        None => return Err(UnexpectedValue::new(KEY, "nothing (no such attribute)")),
-    };
-    Ok(Checkpoint::new(subscription, partition, position_of(item)?))
+) -> Result<Option<Checkpoint>, UnexpectedValue> {
+    match item_kind(item)? {
+        ItemKind::Tombstone(_) => Ok(None),
+        _ if has_flag(item, RETIRED) || has_flag(item, PENDING) => Ok(None),
+        ItemKind::Checkpoint(subscription, partition) => Ok(Some(Checkpoint::new(
+            subscription,
+            partition,
+            position_of(item)?,
+        ))),
+    }
 }
 
 /// What kind of attribute value this is, for an [`UnexpectedValue`] (the value itself is left

@@ -309,12 +309,14 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod admin;
 mod compare_and_set;
 mod error;
 mod layout;
 mod requests;
 mod store;
 mod transaction;
+mod write;
 
 pub use store::DynamoDbCheckpointStore;
 

@@ -20,39 +20,51 @@ use checkpoint_core::Fingerprint;
 
 use crate::DynamoDbCheckpointStore;
 use crate::layout::{
-    FINGERPRINT, GROUP, KEY, PARTITION, POSITION, SUBSCRIPTION, UPDATED_AT, attribute_definitions,
-    fingerprint_value, key_schema, now_millis, number, primary_key,
+    FINGERPRINT, GROUP, KEY, PARTITION, PENDING, POSITION, RETIRED, SUBSCRIPTION, UPDATED_AT,
+    attribute_definitions, fingerprint_value, key_schema, now_millis, number, primary_key,
 };
+
+mod tombstones;
+
+pub(crate) use tombstones::*;
 
 /// `save`: write the position and the plain copies of the key parts...
 const SAVE_UPDATE: &str = "SET #pos = :pos, #sub = :sub, #part = :part, #at = :at";
-/// ...only when nothing is stored or the stored position is behind.
-const SAVE_CONDITION: &str = "attribute_not_exists(#pos) OR #pos < :pos";
+/// ...only when the item exists (a position is stored), its position is behind, and it is
+/// neither retired nor pending. Anything else is decided by the item as it was (see `write`).
+const SAVE_CONDITION: &str =
+    "#pos < :pos AND attribute_not_exists(#ret) AND attribute_not_exists(#pend)";
 
-/// `load`: only the position.
-const LOAD_PROJECTION: &str = "#pos";
+/// `load`: the position, and the flags that hide it.
+const LOAD_PROJECTION: &str = "#pos, #ret, #pend";
 
 /// `list`: every item of the group...
 const LIST_KEY_CONDITION: &str = "#g = :g";
-/// ...with its sort key and position.
-const LIST_PROJECTION: &str = "#k, #pos";
+/// ...with its sort key, position, and the flags that hide it.
+const LIST_PROJECTION: &str = "#k, #pos, #ret, #pend";
 
-/// A claim's item read back: the position and the fingerprint.
-const CLAIMED_PROJECTION: &str = "#pos, #fp";
+/// A claim's item read back: the position, the fingerprint and the flags.
+const CLAIMED_PROJECTION: &str = "#pos, #fp, #ret, #pend";
 
 /// `claim`: create at the initial position with the fingerprint on first use; afterwards keep
 /// the stored position, and give a fingerprint-less (monotonic) item the claim's fingerprint.
 /// A stored fingerprint is never overwritten: the caller compares it with the returned one.
 const CLAIM_UPDATE: &str = "SET #pos = if_not_exists(#pos, :initial), #fp = if_not_exists(#fp, :fp), \
      #sub = :sub, #part = :part, #at = if_not_exists(#at, :at)";
+/// ...only on an existing item that is neither retired nor pending: a claim never creates an
+/// item in one step (the create protocol does, see `write`).
+const CLAIM_CONDITION: &str =
+    "attribute_exists(#pos) AND attribute_not_exists(#ret) AND attribute_not_exists(#pend)";
 
 /// `advance`: move the position to `:to`...
 const ADVANCE_UPDATE: &str = "SET #pos = :to, #at = :at";
-/// ...only when it is still `:from` (false when the item or its position is absent).
-const ADVANCE_CONDITION: &str = "#pos = :from";
+/// ...only when it is still `:from` (false when the item or its position is absent) and the
+/// item is neither retired nor pending.
+const ADVANCE_CONDITION: &str =
+    "#pos = :from AND attribute_not_exists(#ret) AND attribute_not_exists(#pend)";
 
-/// `save` and each entry of `save_all`: one conditional `UpdateItem`. A failed condition means
-/// "not ahead".
+/// `save` and each entry of `save_all`: one conditional `UpdateItem`, returning the item as it
+/// was when the condition fails (not ahead, retired, pending or absent: `write` tells which).
 pub(crate) fn save(
     store: &DynamoDbCheckpointStore,
     group: &str,
@@ -64,8 +76,9 @@ pub(crate) fn save(
         .update_expression(SAVE_UPDATE)
         .condition_expression(SAVE_CONDITION)
         .expression_attribute_names("#pos", POSITION)
-        .expression_attribute_values(":pos", number(position));
-    with_key_copies(request, subscription, partition)
+        .expression_attribute_values(":pos", number(position))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    with_flags(with_key_copies(request, subscription, partition))
 }
 
 /// `load`, and the read after an advance refused without the old item: one `GetItem` with
@@ -76,7 +89,10 @@ pub(crate) fn load(
     subscription: &str,
     partition: u32,
 ) -> GetItemFluentBuilder {
-    consistent_get(store, group, subscription, partition).projection_expression(LOAD_PROJECTION)
+    with_get_flags(
+        consistent_get(store, group, subscription, partition)
+            .projection_expression(LOAD_PROJECTION),
+    )
 }
 
 /// A claim's item, when the claim's reply did not hold it: one `GetItem` with `ConsistentRead`
@@ -87,9 +103,11 @@ pub(crate) fn read_claimed(
     subscription: &str,
     partition: u32,
 ) -> GetItemFluentBuilder {
-    consistent_get(store, group, subscription, partition)
-        .projection_expression(CLAIMED_PROJECTION)
-        .expression_attribute_names("#fp", FINGERPRINT)
+    with_get_flags(
+        consistent_get(store, group, subscription, partition)
+            .projection_expression(CLAIMED_PROJECTION)
+            .expression_attribute_names("#fp", FINGERPRINT),
+    )
 }
 
 /// One page of `list`: a `Query` on the group's partition key with `ConsistentRead`, from
@@ -109,13 +127,16 @@ pub(crate) fn list_page(
         .expression_attribute_names("#g", GROUP)
         .expression_attribute_names("#k", KEY)
         .expression_attribute_names("#pos", POSITION)
+        .expression_attribute_names("#ret", RETIRED)
+        .expression_attribute_names("#pend", PENDING)
         .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
         .consistent_read(true)
         .set_limit(limit)
         .set_exclusive_start_key(start_key)
 }
 
-/// `claim`: one `UpdateItem` with `if_not_exists`, returning the item as it is afterwards.
+/// `claim`: one `UpdateItem` with `if_not_exists` on an existing live item, returning the item
+/// as it is afterwards, or as it was when the condition fails.
 pub(crate) fn claim(
     store: &DynamoDbCheckpointStore,
     group: &str,
@@ -126,12 +147,14 @@ pub(crate) fn claim(
 ) -> UpdateItemFluentBuilder {
     let request = update_item(store, group, subscription, partition)
         .update_expression(CLAIM_UPDATE)
+        .condition_expression(CLAIM_CONDITION)
         .expression_attribute_names("#pos", POSITION)
         .expression_attribute_names("#fp", FINGERPRINT)
         .expression_attribute_values(":initial", number(initial_position))
         .expression_attribute_values(":fp", fingerprint_value(fingerprint))
-        .return_values(ReturnValue::AllNew);
-    with_key_copies(request, subscription, partition)
+        .return_values(ReturnValue::AllNew)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+    with_flags(with_key_copies(request, subscription, partition))
 }
 
 /// `advance`: one `UpdateItem` with the condition `position = :from`, returning the item as it
@@ -176,7 +199,7 @@ pub(crate) fn advance_update(
 }
 
 /// An `UpdateItem` of the key, for [`save`], [`claim`] and [`advance`] to complete.
-fn update_item(
+pub(crate) fn update_item(
     store: &DynamoDbCheckpointStore,
     group: &str,
     subscription: &str,
@@ -191,7 +214,7 @@ fn update_item(
 
 /// The plain copies of the key parts and the time of the write (`#sub = :sub, #part = :part`
 /// and `#at` from `:at`), which [`save`] and [`claim`] both set.
-fn with_key_copies(
+pub(crate) fn with_key_copies(
     request: UpdateItemFluentBuilder,
     subscription: &str,
     partition: u32,
@@ -203,6 +226,20 @@ fn with_key_copies(
         .expression_attribute_values(":sub", AttributeValue::S(subscription.to_owned()))
         .expression_attribute_values(":part", number(u64::from(partition)))
         .expression_attribute_values(":at", now_millis())
+}
+
+/// The names of the flags, `#ret` and `#pend`, for an update whose condition reads them.
+fn with_flags(request: UpdateItemFluentBuilder) -> UpdateItemFluentBuilder {
+    request
+        .expression_attribute_names("#ret", RETIRED)
+        .expression_attribute_names("#pend", PENDING)
+}
+
+/// The names of the flags, `#ret` and `#pend`, for a read that projects them.
+fn with_get_flags(request: GetItemFluentBuilder) -> GetItemFluentBuilder {
+    request
+        .expression_attribute_names("#ret", RETIRED)
+        .expression_attribute_names("#pend", PENDING)
 }
 
 /// A `GetItem` of the key with `ConsistentRead`, its position named `#pos`, for [`load`] and
@@ -231,6 +268,8 @@ fn advance_expression(
     let names = HashMap::from([
         ("#pos".to_owned(), POSITION.to_owned()),
         ("#at".to_owned(), UPDATED_AT.to_owned()),
+        ("#ret".to_owned(), RETIRED.to_owned()),
+        ("#pend".to_owned(), PENDING.to_owned()),
     ]);
     let values = HashMap::from([
         (":from".to_owned(), number(from)),

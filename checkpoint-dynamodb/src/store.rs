@@ -14,12 +14,12 @@ use checkpoint_core::validation::{
 };
 use checkpoint_core::{
     Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation, UnexpectedValue,
+    Operation,
 };
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
 use crate::error::{sdk_error, unexpected};
-use crate::layout::{checkpoint_of, fingerprint_of, position_of, validate_table_name};
+use crate::layout::{checkpoint_of, validate_table_name};
 use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE, requests};
 
 /// A [`CheckpointStore`] and [`ExclusiveCheckpointStore`] on one DynamoDB table.
@@ -162,29 +162,14 @@ impl DynamoDbCheckpointStore {
         }
     }
 
-    /// One conditional `UpdateItem`: the whole of `save`, and one entry of `save_all`.
-    async fn save_one(
-        &self,
-        operation: Operation,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        let request = requests::save(self, group, subscription, partition, position);
-        match self.timed(operation, request.send()).await? {
-            Ok(_) => Ok(()),
-            // The stored position is ahead or equal: the save changes nothing, as the contract
-            // says, and that is success.
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
-            Err(error) => Err(sdk_error(operation, error)),
-        }
+    /// How many items a `Query` or `Scan` page asks for (`None`: up to 1 MB).
+    pub(crate) fn query_page_size(&self) -> Option<i32> {
+        self.query_page_size
+    }
+
+    /// How many requests of one call are in flight at most.
+    pub(crate) fn max_concurrency(&self) -> usize {
+        self.max_concurrency
     }
 }
 
@@ -212,7 +197,10 @@ impl CheckpointStore for DynamoDbCheckpointStore {
                 .map_err(|e| sdk_error(op, e))?;
             pages += 1;
             for item in page.items() {
-                checkpoints.push(checkpoint_of(item).map_err(unexpected(op))?);
+                // Tombstones, retired and pending items are not shown.
+                if let Some(checkpoint) = checkpoint_of(item).map_err(unexpected(op))? {
+                    checkpoints.push(checkpoint);
+                }
             }
             match page.last_evaluated_key {
                 Some(key) if !key.is_empty() => start_key = Some(key),
@@ -245,7 +233,10 @@ impl CheckpointStore for DynamoDbCheckpointStore {
             .await?
     }
 
-    /// One `UpdateItem` with the condition `attribute_not_exists(position) OR position < :p`.
+    /// One `UpdateItem` with the condition
+    /// `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)` on a
+    /// checkpoint that exists; the first save of a checkpoint creates it with the create
+    /// protocol (three requests more, see the [crate documentation](crate)).
     #[tracing::instrument(
         name = "checkpoint.save",
         level = "debug",
@@ -263,11 +254,16 @@ impl CheckpointStore for DynamoDbCheckpointStore {
         position: u64,
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
-        self.save_one(Operation::Save, group, subscription, partition, position)
-            .await
+        let op = Operation::Save;
+        self.timed(
+            op,
+            self.save_one(op, group, subscription, partition, position),
+        )
+        .await?
     }
 
-    /// One conditional `UpdateItem` per distinct key, at most
+    /// One conditional `UpdateItem` per distinct key (and the create protocol for a key saved
+    /// for the first time), at most
     /// [`with_max_concurrency`](DynamoDbCheckpointStore::with_max_concurrency) in flight.
     ///
     /// That is the fewest requests DynamoDB allows while every entry stays independent:
@@ -293,14 +289,15 @@ impl CheckpointStore for DynamoDbCheckpointStore {
         // type higher-ranked over the borrow, which `Send` inference cannot prove.
         stream::iter(highest_per_key(checkpoints))
             .map(|entry| async move {
-                self.save_one(
-                    Operation::SaveAll,
+                let op = Operation::SaveAll;
+                let write = self.save_one(
+                    op,
                     group,
                     &entry.subscription,
                     entry.partition,
                     entry.position,
-                )
-                .await
+                );
+                self.timed(op, write).await?
             })
             .buffer_unordered(self.max_concurrency)
             .try_for_each(|()| future::ready(Ok(())))
@@ -310,9 +307,10 @@ impl CheckpointStore for DynamoDbCheckpointStore {
 
 #[async_trait]
 impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
-    /// One `UpdateItem` with `if_not_exists` for the position and the fingerprint, returning
-    /// the item as it is after the update; the stored fingerprint is compared here. A reply
-    /// without the item costs one consistent `GetItem` more.
+    /// One `UpdateItem` with `if_not_exists` for the position and the fingerprint on an
+    /// existing, live checkpoint, returning the item as it is after the update; the stored
+    /// fingerprint is compared here. A reply without the item costs one consistent `GetItem`
+    /// more; the first claim of a checkpoint creates it with the create protocol.
     #[tracing::instrument(
         name = "checkpoint.claim",
         level = "debug",
@@ -332,47 +330,17 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
         let op = Operation::Claim;
-        let request = requests::claim(
-            self,
-            group,
-            subscription,
-            partition,
-            fingerprint,
-            initial_position,
-        );
-        let claimed = async {
-            let output = request.send().await.map_err(|e| sdk_error(op, e))?;
-            match output.attributes {
-                Some(item) if !item.is_empty() => Ok(item),
-                // A reply without the item (a server or client that leaves `ReturnValues` out):
-                // the item exists now, so read it. The claim changed nothing a later claim
-                // would not change again, and positions only move forward, so what the read
-                // finds is what a claim at the time of the read returns.
-                _ => self
-                    .read_claimed(op, group, subscription, partition)
-                    .await?
-                    .ok_or_else(|| {
-                        unexpected(op)(UnexpectedValue::new(
-                            "claim reply",
-                            "no item, and none on a consistent read right after the claim",
-                        ))
-                    }),
-            }
-        };
-        let item = self.timed(op, claimed).await??;
-        let position = position_of(&item).map_err(unexpected(op))?;
-        match fingerprint_of(&item).map_err(unexpected(op))? {
-            Some(stored) if stored == fingerprint => Ok(position),
-            Some(stored) => Err(Error::QueryChanged {
-                stored,
-                requested: fingerprint,
-            }),
-            // `if_not_exists` has just set it, so only a broken server gets here.
-            None => Err(unexpected(op)(UnexpectedValue::new(
-                "fingerprint",
-                "nothing right after the claim set it",
-            ))),
-        }
+        self.timed(
+            op,
+            self.claim_one(
+                group,
+                subscription,
+                partition,
+                fingerprint,
+                initial_position,
+            ),
+        )
+        .await?
     }
 
     /// One `UpdateItem` with the condition `position = :from`; when it fails, the item as it

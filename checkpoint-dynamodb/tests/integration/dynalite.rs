@@ -37,6 +37,13 @@ mod exclusive_without_returned_items {
     );
 }
 
+/// Every clause of the operations API, under real per-item concurrency: the retire histories
+/// here race zombies' saves (new and existing partitions) against the retire for real, and
+/// every refusal takes the consistent read (dynalite sends no old item).
+mod admin {
+    checkpoint_conformance::admin_store_tests!(crate::support::dynalite::store);
+}
+
 const QUERY: Fingerprint = Fingerprint::from_bytes([7; 32]);
 
 /// The premise of the tests below: dynalite refuses a condition without sending the old item,

@@ -10,3 +10,9 @@ mod monotonic {
 mod exclusive {
     checkpoint_conformance::exclusive_store_tests!(crate::support::store);
 }
+
+/// Every clause of the operations API (groups, start_at, retire, retired, purge), the
+/// concurrent histories of zombies saving while a subscription is retired included.
+mod admin {
+    checkpoint_conformance::admin_store_tests!(crate::support::store);
+}

@@ -1,10 +1,16 @@
 //! Requests per operation, counted on the wire with a proxy in front of the server.
 //!
+//! The normal save (a checkpoint that exists moving forward, or a save that is behind) is one
+//! request; only the first write of a checkpoint takes the create protocol's four (the refused
+//! update, the pending put, the tombstone read, the update that makes it visible).
+//!
 //! The emulator closes the connection after each response, so every request is also a new
 //! connection; the proxy counts request→response exchanges either way.
 
 use checkpoint_conformance::fresh_group;
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_core::{
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+};
 
 use crate::support::counted_store;
 
@@ -25,7 +31,11 @@ async fn each_single_operation_is_one_request() {
     };
 
     store.save(&group, "s", 0, 10).await.unwrap();
-    count("save of a new key", 1);
+    count(
+        "save of a new key (the create protocol: update refused, pending put, tombstone read, \
+         update that makes it visible)",
+        4,
+    );
     store.save(&group, "s", 0, 20).await.unwrap();
     count("save ahead", 1);
     store.save(&group, "s", 0, 5).await.unwrap();
@@ -44,7 +54,10 @@ async fn each_single_operation_is_one_request() {
             .unwrap(),
         100
     );
-    count("claim creating the checkpoint", 1);
+    count(
+        "claim creating the checkpoint (the create protocol, its last update returning the item)",
+        4,
+    );
     assert_eq!(
         store
             .claim(&group, "x", 0, fingerprint(1), 7)
@@ -88,6 +101,13 @@ async fn each_single_operation_is_one_request() {
 async fn save_all_is_one_request_per_distinct_key() {
     let (store, proxy) = counted_store().await;
     let group = fresh_group("round-trips-batch");
+    // The 60 keys exist first (each created once, with the create protocol's four requests).
+    let seed: Vec<Checkpoint> = (0..60u32)
+        .map(|i| Checkpoint::new(format!("s{}", i % 4), i, 0))
+        .collect();
+    store.save_all(&group, &seed).await.unwrap();
+    assert_eq!(proxy.round_trips(), 240, "four requests per new key");
+    proxy.reset();
     // 60 distinct keys, 15 of them repeated with a lower and a higher position.
     let mut batch: Vec<Checkpoint> = (0..60u32)
         .map(|i| Checkpoint::new(format!("s{}", i % 4), i, u64::from(i) + 10))
@@ -119,4 +139,61 @@ async fn save_all_is_one_request_per_distinct_key() {
     proxy.reset();
     store.save_all(&group, &[]).await.unwrap();
     assert_eq!(proxy.round_trips(), 0, "an empty batch sends nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-admin");
+    let count = |what: &str, want: u64| {
+        let got = proxy.round_trips();
+        assert_eq!(got, want, "requests for {what}");
+        eprintln!("{what}: {got} request(s)");
+        proxy.reset();
+    };
+
+    store
+        .start_at(&group, "old", &[(0, 10), (1, 20), (2, 30)])
+        .await
+        .unwrap();
+    count(
+        "start_at of 3 partitions (a Query, 3 pending puts, the tombstone read, 3 updates)",
+        8,
+    );
+    store.save(&group, "old", 0, 11).await.unwrap();
+    count("save ahead of a checkpoint start_at created", 1);
+    assert_eq!(
+        store.groups().await.unwrap(),
+        vec![group.clone()],
+        "the table is the test's own"
+    );
+    count("groups of a one-page table", 1);
+
+    store.retire(&group, "old").await.unwrap();
+    count(
+        "retire of 3 checkpoints (the tombstone put, a Query, 3 updates)",
+        5,
+    );
+    store.save(&group, "old", 1, 99).await.unwrap();
+    count(
+        "a zombie's save on a retired checkpoint (refused, the old item says retired)",
+        1,
+    );
+    store.save(&group, "old", 7, 99).await.unwrap();
+    count(
+        "a zombie's save on a partition never saved (refused, pending put, the tombstone read, \
+         the item marked retired)",
+        4,
+    );
+    assert_eq!(store.load(&group, "old", 7).await.unwrap(), None);
+    proxy.reset();
+    assert_eq!(store.retired(&group).await.unwrap(), vec!["old".to_owned()]);
+    count("retired of a group", 1);
+
+    store.purge(&group, "old").await.unwrap();
+    count(
+        "purge of 4 retired items (a Query, 4 deletes, the tombstone delete)",
+        6,
+    );
+    assert!(store.list(&group).await.unwrap().is_empty());
 }
