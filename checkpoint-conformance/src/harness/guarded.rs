@@ -1,7 +1,9 @@
 //! A store that keeps something alive for as long as it is used.
 
 use async_trait::async_trait;
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_core::{
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+};
 
 /// A store under test together with what it needs kept alive (a temporary directory, a server
 /// started for it), which goes only after the store: every call of the store traits is passed
@@ -86,5 +88,29 @@ impl<S: ExclusiveCheckpointStore, G: Send + Sync> ExclusiveCheckpointStore for G
         self.store
             .advance(group, subscription, partition, from, to)
             .await
+    }
+}
+
+#[async_trait]
+impl<S: CheckpointAdmin, G: Send + Sync> CheckpointAdmin for Guarded<S, G> {
+    async fn groups(&self) -> Result<Vec<String>, Error> {
+        self.store.groups().await
+    }
+    async fn start_at(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Error> {
+        self.store.start_at(group, subscription, positions).await
+    }
+    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.store.retire(group, subscription).await
+    }
+    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+        self.store.retired(group).await
+    }
+    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.store.purge(group, subscription).await
     }
 }
