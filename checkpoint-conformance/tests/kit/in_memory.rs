@@ -17,3 +17,8 @@ mod exclusive {
 mod admin {
     checkpoint_conformance::admin_store_tests!(super::store);
 }
+
+/// The form for a store without the exclusive mode compiles and runs the rest.
+mod admin_without_exclusive {
+    checkpoint_conformance::admin_store_tests!(super::store, without_exclusive);
+}
