@@ -16,7 +16,9 @@ mod security;
 mod support;
 mod transactions;
 
-// What only this backend has: `list` over the pages of a `Query`, and the table itself.
+// What only this backend has: `list` over the pages of a `Query`, the table itself, and the
+// operations API's create protocol and races.
+mod admin;
 mod paging;
 mod tables;
 

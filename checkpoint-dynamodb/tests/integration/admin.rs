@@ -1,0 +1,343 @@
+//! What the operations API does on DynamoDB beyond the kit's cases (`kit::admin` and
+//! `dynalite::admin`): the create protocol's pending items (a write that crashed between its
+//! steps), the race of a retire against zombies saving to new and existing partitions under
+//! real per-item concurrency (dynalite), concurrent `start_at`s of one name, and `groups` over
+//! the pages of its `Scan`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::round_trips::CountingProxy;
+use checkpoint_core::{
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+};
+use checkpoint_dynamodb::DynamoDbCheckpointStore;
+
+use crate::support::{client_for, dynalite, endpoint_address, store};
+
+fn s(value: &str) -> AttributeValue {
+    AttributeValue::S(value.to_owned())
+}
+
+fn n(value: u64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// What step (a) of the create protocol leaves when its writer dies before (c): the whole item
+/// with `pending = true`, written here directly.
+async fn put_pending_item(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+    subscription: &str,
+    partition: u32,
+    position: u64,
+) {
+    let item = HashMap::from([
+        ("group".to_owned(), s(group)),
+        (
+            "key".to_owned(),
+            s(&format!("{partition:010}#{subscription}")),
+        ),
+        ("subscription".to_owned(), s(subscription)),
+        ("partition".to_owned(), n(u64::from(partition))),
+        ("position".to_owned(), n(position)),
+        ("pending".to_owned(), AttributeValue::Bool(true)),
+    ]);
+    store
+        .client()
+        .put_item()
+        .table_name(store.table())
+        .set_item(Some(item))
+        .send()
+        .await
+        .expect("a pending item written directly");
+}
+
+/// Every item of a group as stored (sort key → item), on a consistent read.
+async fn raw_items(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+) -> HashMap<String, HashMap<String, AttributeValue>> {
+    let mut items = HashMap::new();
+    let mut start = None;
+    loop {
+        let page = store
+            .client()
+            .query()
+            .table_name(store.table())
+            .key_condition_expression("#g = :g")
+            .expression_attribute_names("#g", "group")
+            .expression_attribute_values(":g", s(group))
+            .consistent_read(true)
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .expect("a raw query");
+        for item in page.items() {
+            if let Some(AttributeValue::S(key)) = item.get("key") {
+                items.insert(key.clone(), item.clone());
+            }
+        }
+        match page.last_evaluated_key {
+            Some(key) if !key.is_empty() => start = Some(key),
+            _ => return items,
+        }
+    }
+}
+
+async fn crashed_create_is_finished_by_the_next_write(store: DynamoDbCheckpointStore) {
+    let group = fresh_group("crashed-create");
+    put_pending_item(&store, &group, "s", 0, 50).await;
+
+    // A pending item is a save that has not returned: nothing shows it.
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), None);
+    assert!(store.list(&group).await.unwrap().is_empty());
+    assert!(!store.groups().await.unwrap().contains(&group));
+    // Nor can start_at take the name over under it.
+    assert!(matches!(
+        store.start_at(&group, "s", &[(1, 1)]).await,
+        Err(Error::Exists { .. })
+    ));
+    assert!(matches!(
+        store.advance(&group, "s", 0, 50, 60).await,
+        Err(Error::Moved { current: None, .. })
+    ));
+
+    // The next save of the partition finishes the creation, then saves its own position: a
+    // lower one leaves the crashed writer's.
+    store.save(&group, "s", 0, 30).await.unwrap();
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(50));
+    store.save(&group, "s", 0, 70).await.unwrap();
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(70));
+    assert_eq!(
+        store.list(&group).await.unwrap(),
+        [Checkpoint::new("s", 0, 70)]
+    );
+    assert!(!raw_items(&store, &group).await[&format!("{:010}#s", 0)].contains_key("pending"));
+
+    // A claim finishes one too, and adopts it.
+    put_pending_item(&store, &group, "c", 3, 40).await;
+    let fingerprint = Fingerprint::from_bytes([3; 32]);
+    assert_eq!(
+        store.claim(&group, "c", 3, fingerprint, 0).await.unwrap(),
+        40
+    );
+    store.advance(&group, "c", 3, 40, 41).await.unwrap();
+
+    // A pending item of a subscription retired since: the next write retires it, and it stays
+    // hidden.
+    put_pending_item(&store, &group, "r", 0, 5).await;
+    store.retire(&group, "r").await.unwrap();
+    store.save(&group, "r", 0, 9).await.unwrap();
+    assert_eq!(store.load(&group, "r", 0).await.unwrap(), None);
+    // The same when the tombstone came after the crash but the retire never saw the item (a
+    // tombstone written directly stands for a retire that got no further).
+    put_pending_item(&store, &group, "t", 0, 5).await;
+    store
+        .client()
+        .put_item()
+        .table_name(store.table())
+        .item("group", s(&group))
+        .item("key", s("retired#t"))
+        .send()
+        .await
+        .unwrap();
+    store.save(&group, "t", 0, 9).await.unwrap();
+    assert_eq!(store.load(&group, "t", 0).await.unwrap(), None);
+    let items = raw_items(&store, &group).await;
+    assert!(items[&format!("{:010}#t", 0)].contains_key("retired"));
+    assert!(matches!(
+        store.claim(&group, "t", 0, fingerprint, 0).await,
+        Err(Error::Retired { .. })
+    ));
+
+    // purge takes every trace of the retired ones, and the name starts again.
+    store.purge(&group, "r").await.unwrap();
+    store.purge(&group, "t").await.unwrap();
+    let left: Vec<String> = raw_items(&store, &group).await.into_keys().collect();
+    assert!(
+        left.iter()
+            .all(|key| !key.ends_with("#r") && !key.ends_with("#t")),
+        "{left:?}"
+    );
+    store.start_at(&group, "t", &[(0, 1)]).await.unwrap();
+    assert_eq!(store.load(&group, "t", 0).await.unwrap(), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_create_is_finished_by_the_next_write() {
+    crashed_create_is_finished_by_the_next_write(store().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_create_is_finished_by_the_next_write_on_dynalite() {
+    crashed_create_is_finished_by_the_next_write(dynalite::store().await).await;
+}
+
+/// Zombies keep saving to the existing partitions 0..8 and to new ones (each save a partition
+/// never saved) while the subscription is retired; once `retire` has returned, nothing of it
+/// is ever visible again, and every item it left is marked retired. On dynalite, which runs
+/// the requests at the same time with a lock per item only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn zombies_saving_to_new_and_existing_partitions_never_outlive_a_retire() {
+    let store = Arc::new(dynalite::store().await);
+    for round in 0..12u32 {
+        let group = fresh_group("zombie-race");
+        let existing: Vec<Checkpoint> = (0..8).map(|p| Checkpoint::new("old", p, 1)).collect();
+        store.save_all(&group, &existing).await.unwrap();
+        store.save(&group, "live", 0, 1).await.unwrap();
+
+        let retired = Arc::new(AtomicBool::new(false));
+        let zombies: Vec<_> = (0..6u32)
+            .map(|zombie| {
+                let (store, group, retired) = (store.clone(), group.clone(), retired.clone());
+                tokio::spawn(async move {
+                    let mut saves_after = 0;
+                    for i in 0..40u32 {
+                        let new_partition = 1_000 + zombie * 100 + i;
+                        let position = u64::from(i) + 2;
+                        store.save(&group, "old", i % 8, position).await.unwrap();
+                        store
+                            .save(&group, "old", new_partition, position)
+                            .await
+                            .unwrap();
+                        if retired.load(Ordering::SeqCst) {
+                            saves_after += 1;
+                            // Once retire has returned, no save brings anything back.
+                            assert_eq!(
+                                store.load(&group, "old", new_partition).await.unwrap(),
+                                None,
+                                "round {round}: a save after the retire is visible"
+                            );
+                            if saves_after > 5 {
+                                break;
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(u64::from(round % 4) * 15)).await;
+        store.retire(&group, "old").await.unwrap();
+        retired.store(true, Ordering::SeqCst);
+        let visible = |listed: Vec<Checkpoint>| {
+            listed
+                .into_iter()
+                .filter(|c| c.subscription == "old")
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(visible(store.list(&group).await.unwrap()), []);
+        for zombie in zombies {
+            zombie.await.unwrap();
+        }
+        assert_eq!(
+            visible(store.list(&group).await.unwrap()),
+            [],
+            "round {round}: a checkpoint of the retired subscription is visible"
+        );
+        assert_eq!(store.load(&group, "live", 0).await.unwrap(), Some(1));
+        // Every item of "old" left in the table is retired (none pending: no writer crashed).
+        for (key, item) in raw_items(&store, &group).await {
+            if key.ends_with("#old") && key != "retired#old" {
+                assert!(
+                    item.contains_key("retired"),
+                    "round {round}: {key} {item:?}"
+                );
+            }
+        }
+        store.purge(&group, "old").await.unwrap();
+        let left = raw_items(&store, &group).await;
+        assert_eq!(
+            left.len(),
+            1,
+            "round {round}: only live's checkpoint: {left:?}"
+        );
+    }
+}
+
+/// Two `start_at`s of one name at the same moment: at most one succeeds, and a refused one
+/// takes back what it created, so the name holds exactly the winner's positions, or nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_start_ats_of_one_name_leave_one_or_nothing() {
+    let store = Arc::new(dynalite::store().await);
+    let mut winners = 0;
+    for round in 0..20u64 {
+        let group = fresh_group("start-race");
+        let attempt = |offset: u64| {
+            let (store, group) = (store.clone(), group.clone());
+            tokio::spawn(async move {
+                let positions: Vec<(u32, u64)> = (0..16).map(|p| (p, offset + round)).collect();
+                store.start_at(&group, "new", &positions).await
+            })
+        };
+        let (first, second) = (attempt(100), attempt(200));
+        let outcomes = [first.await.unwrap(), second.await.unwrap()];
+        let won: Vec<u64> = outcomes
+            .iter()
+            .zip([100, 200])
+            .filter(|(outcome, _)| outcome.is_ok())
+            .map(|(_, offset)| offset)
+            .collect();
+        for outcome in &outcomes {
+            assert!(
+                matches!(outcome, Ok(()) | Err(Error::Exists { .. })),
+                "{outcome:?}"
+            );
+        }
+        let mut listed = store.list(&group).await.unwrap();
+        listed.sort();
+        match won[..] {
+            [] => {
+                assert_eq!(listed, []);
+                assert!(raw_items(&store, &group).await.is_empty(), "round {round}");
+            }
+            [offset] => {
+                winners += 1;
+                let want: Vec<Checkpoint> = (0..16)
+                    .map(|p| Checkpoint::new("new", p, offset + round))
+                    .collect();
+                assert_eq!(listed, want, "round {round}");
+            }
+            _ => panic!("round {round}: both start_ats succeeded"),
+        }
+    }
+    eprintln!("20 races of two start_ats: {winners} with a winner, the rest with none");
+}
+
+/// `groups` follows every page of its `Scan` (the store's page size), counts a group with
+/// only a tombstone, and leaves out one whose only item is pending or retired-and-purged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_follows_every_page_of_its_scan() {
+    let writer = store().await;
+    let prefix = fresh_group("scan");
+    let mut want = Vec::new();
+    for g in 0..12 {
+        let group = format!("{prefix}-{g:02}");
+        let batch: Vec<Checkpoint> = (0..3).map(|p| Checkpoint::new("s", p, 1)).collect();
+        writer.save_all(&group, &batch).await.unwrap();
+        want.push(group);
+    }
+    let only_retired = format!("{prefix}-retired");
+    writer.save(&only_retired, "s", 0, 1).await.unwrap();
+    writer.retire(&only_retired, "s").await.unwrap();
+    want.push(only_retired);
+    put_pending_item(&writer, &format!("{prefix}-pending"), "s", 0, 1).await;
+    want.sort();
+
+    let proxy = CountingProxy::start(endpoint_address()).await.unwrap();
+    let paged = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(writer.table())
+        .unwrap()
+        .with_query_page_size(5)
+        .unwrap();
+    let groups = paged.groups().await.unwrap();
+    let pages = proxy.round_trips();
+    // 36 checkpoints, a retired one and its tombstone, a pending one: 39 items.
+    eprintln!("groups over 39 items, 5 per page: {pages} Scan requests");
+    assert!(pages >= 8, "every page followed: {pages}");
+    assert_eq!(groups, want, "the table is the test's own");
+    assert_eq!(writer.groups().await.unwrap(), want, "one page of 1 MB");
+}
