@@ -1,0 +1,197 @@
+//! What the command reports when it stops short: one line on standard error and an exit code.
+
+use std::fmt;
+use std::process::ExitCode;
+
+use checkpoint_core::Error;
+
+use crate::redact;
+
+/// Why the command stopped, which decides its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The store could not be reached, timed out or failed; or the operator declined at the
+    /// prompt. Exit code 1.
+    Failure,
+    /// The command line was wrong: an unknown option, a malformed URL, an invalid name or
+    /// position, or a destructive command without `--yes` where nobody can be asked. Nothing
+    /// was changed. Exit code 2.
+    Usage,
+    /// What is stored does not allow it: nothing to show or to act on (an empty group, an
+    /// unknown subscription), a name that exists already, is retired, or is not retired.
+    /// Nothing was changed. Exit code 3.
+    Refused,
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Failure => 1,
+            Exit::Usage => 2,
+            Exit::Refused => 3,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit.code())
+    }
+}
+
+/// An error of the command: its exit code and its message, one line.
+#[derive(Debug)]
+pub struct CliError {
+    exit: Exit,
+    message: String,
+}
+
+impl CliError {
+    /// An error with exit code `exit` and `message`.
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Self {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    /// A wrong command line (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(Exit::Usage, message)
+    }
+
+    /// Refused for what is stored (exit code 3).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::new(Exit::Refused, message)
+    }
+
+    /// A failure (exit code 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        Self::new(Exit::Failure, message)
+    }
+
+    /// A store's error, with `context` before it when there is one (`cannot connect to ...`).
+    pub fn store(context: Option<&str>, error: &Error) -> Self {
+        let exit = match error {
+            Error::InvalidInput(_) => Exit::Usage,
+            Error::Exists { .. } | Error::Retired { .. } | Error::NotRetired { .. } => {
+                Exit::Refused
+            }
+            _ => Exit::Failure,
+        };
+        let chain = chain(error);
+        let message = match context {
+            Some(context) => format!("{context}: {chain}"),
+            None => chain,
+        };
+        Self::new(exit, message)
+    }
+
+    /// Why the command stopped.
+    pub fn exit(&self) -> Exit {
+        self.exit
+    }
+
+    /// The message, without the `error: ` prefix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The line to print: `error: ` and the message on one line, any credential removed.
+    pub fn line(&self, secrets: &[String]) -> String {
+        let one_line = self
+            .message
+            .split(['\n', '\r'])
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        redact::scrub(&format!("error: {one_line}"), secrets)
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(error: std::io::Error) -> Self {
+        CliError::failure(format!("cannot write the output: {error}"))
+    }
+}
+
+/// The error and its sources, joined with `: `, skipping a source whose text its parent
+/// already ends with (client libraries often repeat their source in their own message).
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !cause_text.is_empty() && !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::{Argument, InvalidInput, InvalidReason, Operation};
+
+    use super::*;
+
+    #[test]
+    fn a_store_error_keeps_its_cause_chain_on_one_line() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused\nby peer");
+        let error = Error::backend("postgres", Operation::Connect, true, io);
+        let cli = CliError::store(Some("cannot connect to postgres://h/db"), &error);
+        assert_eq!(cli.exit(), Exit::Failure);
+        assert_eq!(
+            cli.line(&[]),
+            "error: cannot connect to postgres://h/db: postgres connect failed (may succeed if \
+             retried): refused by peer"
+        );
+    }
+
+    #[test]
+    fn exit_codes_follow_the_kind_of_store_error() {
+        let invalid: Error = InvalidInput::new(Argument::Group, InvalidReason::Empty).into();
+        assert_eq!(CliError::store(None, &invalid).exit().code(), 2);
+        assert_eq!(
+            CliError::store(None, &Error::exists("g", "s"))
+                .exit()
+                .code(),
+            3
+        );
+        assert_eq!(
+            CliError::store(None, &Error::retired("g", "s"))
+                .exit()
+                .code(),
+            3
+        );
+        assert_eq!(
+            CliError::store(None, &Error::not_retired("g", "s"))
+                .exit()
+                .code(),
+            3
+        );
+        let timeout = Error::Timeout {
+            backend: "redis",
+            operation: Operation::List,
+            after: std::time::Duration::from_secs(5),
+        };
+        assert_eq!(CliError::store(None, &timeout).exit().code(), 1);
+    }
+
+    #[test]
+    fn a_secret_in_a_message_is_removed() {
+        let cli = CliError::failure("cannot reach redis://:hunter2@host:6379");
+        let line = cli.line(&["hunter2".to_owned()]);
+        assert!(!line.contains("hunter2"), "{line}");
+    }
+}

@@ -1,0 +1,7 @@
+//! The `checkpoint` command: see the crate's README or `checkpoint --help`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    checkpoint_cli::main()
+}

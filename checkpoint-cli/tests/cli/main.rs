@@ -1,0 +1,17 @@
+//! The `checkpoint` binary end to end: built by cargo (`CARGO_BIN_EXE_checkpoint`), run as a
+//! process against the real servers of every backend (see `support` for the variables), its
+//! standard output, standard error and exit code checked.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `support` | running the binary, the stores prepared for it |
+//! | `usage` | the command line, bad URLs, unreachable servers, timeouts |
+//! | `commands` | every command on every backend |
+//! | `secrets` | no password or secret key printed, whatever happens |
+//! | `zombie` | a retire while another process keeps saving under the name |
+
+mod commands;
+mod secrets;
+mod support;
+mod usage;
+mod zombie;
