@@ -1,22 +1,25 @@
 //! A DynamoDB checkpoint store on `aws-sdk-dynamodb`: one table, one conditional request per
 //! checkpoint.
 //!
-//! [`DynamoDbCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore)
-//! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) with requests
+//! [`DynamoDbCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) and the operations
+//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) (see
+//! [Operating checkpoints](#operating-checkpoints-tombstones-without-transactions)) with requests
 //! whose conditions DynamoDB evaluates atomically, so nothing is read before it is written and
 //! no concurrency loses an update or moves a checkpoint back:
 //!
 //! | operation | request | requests |
 //! | --- | --- | --- |
-//! | `save` | `UpdateItem`, condition `attribute_not_exists(position) OR position < :p` | 1 |
-//! | `save_all` of N distinct keys | the same `UpdateItem` per key, up to 32 in flight | N |
+//! | `save` | `UpdateItem`, condition `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)`, old item returned on failure | 1; the first save of a checkpoint 4 (below) |
+//! | `save_all` of N distinct keys | the same `UpdateItem` per key, up to 32 in flight | N (4 per key saved for the first time) |
 //! | `load` | `GetItem`, `ConsistentRead` | 1 |
 //! | `list` | `Query` on the group, `ConsistentRead`, every page followed | 1 per page (1 MB) |
-//! | `claim` | `UpdateItem` with `if_not_exists`, `ReturnValues = ALL_NEW` | 1 (2 if the reply lacks the item) |
-//! | `advance` | `UpdateItem`, condition `position = :from`, old item returned on failure | 1 (2 if refused without the old item) |
+//! | `claim` | `UpdateItem` with `if_not_exists` on a live item, `ReturnValues = ALL_NEW` | 1 (2 if the reply lacks the item); the first claim of a checkpoint 4 |
+//! | `advance` | `UpdateItem`, condition `position = :from` and neither flag, old item returned on failure | 1 (2 if refused without the old item) |
 //!
-//! A failed condition of `save` means "not ahead": the save succeeds and changes nothing. It is
-//! recognised from the SDK's typed error, never from a message.
+//! A failed condition of `save` on a live item means "not ahead": the save succeeds and changes
+//! nothing, and the old item in the same reply says so. It is recognised from the SDK's typed
+//! error, never from a message.
 //!
 //! The store takes a [`Client`](aws_sdk_dynamodb::Client) the application has built, with its
 //! own region, credentials and retry configuration: throttling and transient errors are
@@ -69,6 +72,13 @@
 //! | `position` | N | the checkpoint position |
 //! | `fingerprint` | B | the 32-byte query fingerprint; only on exclusive checkpoints |
 //! | `updated_at` | N | the time of the last write, Unix epoch milliseconds (informational) |
+//! | `retired` | BOOL | `true` once the subscription is retired: no read shows the item, no write changes it |
+//! | `pending` | BOOL | `true` while the item's creation is unfinished (see below): no read shows it |
+//!
+//! A retired subscription also has a **tombstone**: an item of its group whose sort key is
+//! `retired#` and the subscription (`retired#invoices`), with the plain `subscription` and
+//! `updated_at`. A checkpoint's sort key starts with ten digits, so no checkpoint can have it,
+//! and `list` and `load` never meet it as a checkpoint.
 //!
 //! Because the partition part of `key` has a fixed width, two different (subscription,
 //! partition) pairs never share a sort key, whatever characters the subscription holds (`#`
@@ -113,9 +123,12 @@
 //!       PointInTimeRecoveryEnabled: true
 //! ```
 //!
-//! At run time the store needs `dynamodb:GetItem`, `dynamodb:UpdateItem` and `dynamodb:Query`
-//! on the table (plus `dynamodb:CreateTable` and `dynamodb:DescribeTable` for `create_table`).
-//! It never deletes anything.
+//! At run time the store needs `dynamodb:GetItem`, `dynamodb:PutItem` (a checkpoint's first
+//! write), `dynamodb:UpdateItem` and `dynamodb:Query` on the table (plus `dynamodb:CreateTable`
+//! and `dynamodb:DescribeTable` for `create_table`). The operations API needs `dynamodb:Scan`
+//! (`groups`) and `dynamodb:DeleteItem` (`purge`, and a `start_at` taking back what it created
+//! when refused); an application that only saves and loads never deletes anything, and its role
+//! can leave both out.
 //!
 //! # Why `save_all` sends one request per key
 //!
@@ -137,8 +150,10 @@
 //!
 //! `claim` is one `UpdateItem`:
 //! `SET position = if_not_exists(position, :initial), fingerprint = if_not_exists(fingerprint, :fp)`
-//! returning the new item. On first use it creates the checkpoint at the initial position; on an
-//! existing one it keeps the stored position; on a checkpoint only ever saved monotonically it
+//! on a live item (condition `attribute_exists(position)` and neither flag), returning the new
+//! item. On first use the condition fails and the create protocol (below) creates the
+//! checkpoint at the initial position with the fingerprint; on an existing one the claim keeps
+//! the stored position; on a checkpoint only ever saved monotonically it
 //! adopts it by setting the fingerprint. A stored fingerprint is never overwritten: when the
 //! returned one differs from the claim's, the claim fails with
 //! [`Error::QueryChanged`](checkpoint_core::Error::QueryChanged) and the item is unchanged.
@@ -167,6 +182,101 @@
 //! [`moved_in_transaction`](DynamoDbCheckpointStore::moved_in_transaction) turns a cancellation
 //! caused by that item into `Error::Moved`, from the typed cancellation reason at its index.
 //!
+//! # Operating checkpoints: tombstones without transactions
+//!
+//! `retire` must keep a subscription gone for good: a zombie owner's later save, even to a
+//! partition that never had a checkpoint, must be ignored, and checking that must cost the
+//! normal save no extra request. A DynamoDB condition sees only its own item, and the design
+//! may not use `TransactWriteItems` (dynalite, one of the two servers the whole suite runs on,
+//! has none; and a transaction per save would double its cost). So the tombstone is in two
+//! places: a **tombstone item** per retired subscription, for checkpoints created later, and
+//! the **`retired` flag** on every item the subscription already has, which the normal save's
+//! own condition sees:
+//!
+//! - **The normal save** (a checkpoint that exists, moving forward or not) is still one
+//!   `UpdateItem`, with the condition
+//!   `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)`, which
+//!   is false when there is no item. When it fails, the old item comes back in the same reply
+//!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`) and decides: `retired` means ignored
+//!   (`Ok`), a position ahead or equal means ignored, `pending` means finishing a creation
+//!   (below), and no item means creating it.
+//! - **`retire`** puts the tombstone item first, then reads every item of the group with a
+//!   consistent `Query` (every page) and sets `retired = true` on each of the subscription's
+//!   (condition `attribute_exists`, so it never creates one). Items are marked, not deleted: a
+//!   deleted item would be created again by the zombie's next save; a marked one fails that
+//!   save's own condition at no extra cost.
+//! - **The create protocol**, once in a checkpoint's lifetime (its first `save`, `claim` or a
+//!   `start_at`): (a) `PutItem` of the item with `pending = true`, condition
+//!   `attribute_not_exists(key)`; (b) a consistent `GetItem` of the tombstone: if there is one,
+//!   the item is marked `retired` and the save is ignored (the claim fails with
+//!   [`Error::Retired`](checkpoint_core::Error::Retired)); (c) `UpdateItem REMOVE pending`,
+//!   condition `attribute_not_exists(retired)`: only now can a read see the item. When (c)
+//!   finds the item ahead of its own position (another writer created it), the save goes on as
+//!   a normal save. `load`, `list`, `groups` and `advance` treat a pending item as absent: it is
+//!   a save that has not returned yet.
+//!
+//! **Why it is safe.** An item becomes visible only at (c), and (c) runs only after (b) found
+//! no tombstone. If the retire's tombstone was written before (b) began, (b) sees it: a
+//! consistent read reflects every write acknowledged before it. Otherwise (b) began before the
+//! tombstone was acknowledged, so (a), which finished before (b), finished before the retire's
+//! `Query` began (that `Query` starts only after the tombstone is acknowledged), and the
+//! consistent `Query` finds the item and the retire marks it: (c), if it has not run yet, then
+//! fails on `retired`, and if it has, the item was visible only before `retire` returned, as
+//! the contract allows ("land before the retire, and be removed by it"). Items that existed
+//! before are found by the same `Query`. So once `retire` returns, no item of the subscription
+//! is ever visible again. The argument holds for any writer that runs (b) after seeing the item
+//! exist, which is why a write that finds a pending item (another writer between (a) and (c))
+//! runs (b) and (c) itself before its own write.
+//!
+//! **A crash between (a) and (c)** leaves a pending item: invisible, and finished by the next
+//! save or claim of that partition (which runs (b) and (c), so a retire in between still
+//! wins). A test writes such an item directly and checks both.
+//!
+//! **What it costs.** The normal save stays one request: its condition has two
+//! `attribute_not_exists` terms more, and a refused save carries the old item back (no extra
+//! capacity: a refused write is charged as a write either way). Measured on moto with the
+//! bench's single-key save, see `BENCHMARKS.md`. A checkpoint's first write takes four
+//! requests (the refused update, the put, the tombstone read, the update), once; a claim that
+//! adopts a checkpoint a save created one more. On a server that never returns the old item
+//! (dynalite), a refused save costs two more (the put is refused too, then a consistent read),
+//! and a refused advance one more, as before. A zombie's save on a retired checkpoint is one
+//! request; on a partition it never saved, four.
+//!
+//! | operation | requests |
+//! | --- | --- |
+//! | `retire` of a subscription with N checkpoints | 1 `PutItem`, 1 `Query` per page of the group, N `UpdateItem` (32 in flight) |
+//! | `start_at` of N partitions | 1 `Query` per page of the group, N `PutItem`, 1 `GetItem`, N `UpdateItem` |
+//! | `purge` of N items | 1 `Query` per page of the group, N `DeleteItem`, 1 `DeleteItem` of the tombstone |
+//! | `retired(group)` | 1 `Query` (`begins_with(key, "retired#")`) per page |
+//! | `groups()` | 1 `Scan` of the keys and flags per page ([`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items, else 1 MB), consistent |
+//!
+//! A subscription's checkpoints do not sit together in its group (the sort key starts with the
+//! partition), so `retire`, `start_at` and `purge` read the whole group; `groups` reads the
+//! whole table. These are operator commands, not the hot path.
+//!
+//! **`start_at` is not all-or-nothing on DynamoDB**: without transactions on every server it
+//! runs on, it creates the partitions one by one with the create protocol (each conditional on
+//! `attribute_not_exists(key)`, so it never moves an existing checkpoint). It first checks with
+//! a consistent `Query` that the subscription has no item and no tombstone; a conflict that
+//! appears after that (a concurrent writer of the same name) refuses the call with
+//! [`Error::Exists`](checkpoint_core::Error::Exists) and deletes the items this call created
+//! that are still pending, so two concurrent `start_at`s of one name leave one of them, or
+//! (both refused) nothing; run it again. A call that **fails midway** (a timeout, a crash)
+//! can leave some partitions created, visible or pending: an operator who sees a `start_at`
+//! fail with anything but `Exists` or `Retired` lists the subscription, and either calls
+//! `start_at` for a new name or retires the half-created one (`retire`, then `purge`) and
+//! starts it again.
+//!
+//! **`purge`**: without a tombstone, live checkpoints are refused
+//! ([`Error::NotRetired`](checkpoint_core::Error::NotRetired)) and a name with nothing is
+//! `Ok`. Under a tombstone it deletes every item of the subscription (those of a `retire` that
+//! failed midway too), then the tombstone last, so a purge that fails midway leaves the name
+//! retired and can be run again. As the contract says, purge only once no process can still
+//! save under the name: a zombie that saves during a purge may leave an item marked `retired`
+//! after the tombstone is gone (its save saw the tombstone, but marked its item after the
+//! purge's `Query`); such an item is invisible, makes a later `start_at` of the name answer
+//! `Exists`, and the next `purge` of the name deletes it.
+//!
 //! # Faults, timeouts and durability
 //!
 //! Every failure of a request is [`Error::Backend`](checkpoint_core::Error::Backend) with the
@@ -181,9 +291,11 @@
 //! Every request is bounded by the store's timeout, [`checkpoint_core::DEFAULT_TIMEOUT`] (5 s)
 //! unless [`with_timeout`](DynamoDbCheckpointStore::with_timeout) sets another (zero is
 //! refused): a request that has not been answered by then, the SDK's retries of it included,
-//! fails its call with [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable). That is
-//! the whole call for every operation but `save_all` (one request per key) and `list` (one per
-//! page), so a large valid batch never fails for its size alone; `create_table` bounds each of
+//! fails its call with [`Error::Timeout`](checkpoint_core::Error::Timeout) (retryable). It
+//! bounds the whole call of `save`, `load`, `claim` and `advance` (the create protocol's
+//! requests included), each entry's write of `save_all`, each page of `list`, and each request
+//! of the operations API, so a large valid batch or subscription never fails for its size
+//! alone; `create_table` bounds each of
 //! its requests the same way and its wait for the table to become `ACTIVE` by five minutes.
 //! [`without_timeout`](DynamoDbCheckpointStore::without_timeout) leaves a call bounded only by
 //! the client's `TimeoutConfig` (`operation_attempt_timeout`, `connect_timeout`): without
@@ -259,8 +371,9 @@
 //!
 //! # Testing against emulators: which server covers what
 //!
-//! The integration tests run the conformance kit (every clause of both contracts, the
-//! concurrent histories and the exclusive contenders) on two independent DynamoDB emulators,
+//! The integration tests run the conformance kit (every clause of both contracts and of the
+//! operations API, the concurrent histories, the retire histories and the exclusive
+//! contenders) on two independent DynamoDB emulators,
 //! each installed and started by the project's scripts, and neither is DynamoDB:
 //!
 //! - **moto** (`scripts/services/dynamodb.sh`, `DYNAMODB_ENDPOINT`; or, without it and with
