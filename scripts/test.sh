@@ -43,18 +43,23 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
+# The checkpoint command's tests (checkpoint-cli, tests/cli) run the built binary against the
+# same servers, through the same variables (DYNAMODB_ENDPOINT reaches it as
+# AWS_ENDPOINT_URL_DYNAMODB); SQLite in a temporary directory.
 cargo test --workspace --locked
 # The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).
 cargo test --locked -p checkpoint-postgres --features tls-rustls --test integration -- security
 
-log "Docs and packages (rustdoc warnings fail; every library crate packages and builds from its package)"
+log "Docs and packages (rustdoc warnings fail; every library crate and the command package and build from their package)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # No upload: `cargo package` builds each crate from the files it would publish, so a file left
-# out of a package (an included SQL or Lua file, a README) fails here.
+# out of a package (an included SQL or Lua file, a README) fails here. The checkpoint command
+# (checkpoint-cli, a binary) too: it is meant to be installable from its package.
 cargo package --locked --allow-dirty \
   -p checkpoint-core -p checkpoint-conformance -p checkpoint-committer \
-  -p checkpoint-postgres -p checkpoint-sqlite -p checkpoint-redis -p checkpoint-dynamodb
+  -p checkpoint-postgres -p checkpoint-sqlite -p checkpoint-redis -p checkpoint-dynamodb \
+  -p checkpoint-cli
 
 log "Examples"
 bash scripts/examples.sh

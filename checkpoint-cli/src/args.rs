@@ -65,7 +65,8 @@ pub enum Command {
         /// Only this subscription.
         #[arg(long, short)]
         subscription: Option<String>,
-        /// {"group", "checkpoints": [{"subscription", "partition", "position"}], "retired": [names]}.
+        /// One JSON object instead: group, checkpoints (subscription, partition, position each),
+        /// retired (names).
         #[arg(long)]
         json: bool,
     },

@@ -66,3 +66,26 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn CheckpointStore>, Error> {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// The `checkpoint` command line that lists `subscription` of `group` in the store `spec`
+/// names (see the crate doc), without any password; `None` for the in-memory store.
+pub fn checkpoint_list_command(spec: &str, group: &str, subscription: &str) -> Option<String> {
+    let list = format!("list {group} --subscription {subscription}");
+    if let Some(rest) = spec.strip_prefix("dynamodb+http://") {
+        let (host, table) = rest.split_once('/').unwrap_or((rest, "checkpoints"));
+        return Some(format!(
+            "AWS_ENDPOINT_URL_DYNAMODB=http://{host} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test \
+             AWS_SECRET_ACCESS_KEY=test checkpoint --url dynamodb://{table} {list}"
+        ));
+    }
+    if spec == "memory" {
+        return None;
+    }
+    let url = checkpoint_cli::redact::display_url(spec)?;
+    let note = if checkpoint_cli::redact::secrets_of(spec).is_empty() {
+        ""
+    } else {
+        "   # with the password put back in the URL"
+    };
+    Some(format!("checkpoint --url '{url}' {list}{note}"))
+}

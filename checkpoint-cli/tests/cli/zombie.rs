@@ -188,6 +188,16 @@ async fn retire_while_a_zombie_saves(backend: Backend) {
 
     let mut zombie = Zombie::spawn(&fixture, &group, &stop);
     zombie.wait_for(20);
+    // The zombie's saves land where the command looks: before the retire, they show.
+    let before = fixture
+        .cli(&["list", &group, "-s", SUBSCRIPTION, "--json"])
+        .json();
+    let moved = before["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|checkpoint| checkpoint["position"].as_u64() > Some(1_000));
+    assert!(moved, "the zombie's saves are not visible: {before}");
     let retired = fixture.cli(&["retire", &group, SUBSCRIPTION, "--yes"]);
     assert!(
         retired.ok().starts_with("retired subscription"),

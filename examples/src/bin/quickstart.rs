@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use checkpoint_committer::{Committer, Partition};
 use checkpoint_core::CheckpointStore;
-use checkpoint_examples::open_store;
+use checkpoint_examples::{checkpoint_list_command, open_store};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -84,7 +84,8 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     }
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let group = format!("quickstart-{stamp}");
-    println!("store: {store_spec}");
+    let shown = checkpoint_cli::redact::display_url(store_spec).unwrap_or_else(|| "<store>".into());
+    println!("store: {shown}");
     println!(
         "group: {group}, subscription: {SUBSCRIPTION}, {PARTITIONS} partitions of {ENTRIES_PER_PARTITION} entries, {HANDLERS} handlers\n"
     );
@@ -111,6 +112,11 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     println!(
         "every partition completed; run 2 redid only the entries completed after run 1's last save."
     );
+    if let Some(command) = checkpoint_list_command(store_spec, &group, SUBSCRIPTION) {
+        println!(
+            "\nits checkpoints, with the checkpoint command (cargo install --path checkpoint-cli):\n   {command}"
+        );
+    }
     Ok(())
 }
 
