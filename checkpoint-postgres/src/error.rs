@@ -45,6 +45,15 @@ fn is_retryable(error: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether the server refused an insert for a key that exists (SQLSTATE 23505,
+/// unique_violation): for `start_at`, a checkpoint that a concurrent save created.
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Database(database) => database.code().is_some_and(|code| code == "23505"),
+        _ => false,
+    }
+}
+
 /// Whether `error` says the connection itself was lost (I/O failure, or the server
 /// terminating the session), as opposed to a failure of the statement.
 pub(crate) fn connection_lost(error: &Error) -> bool {

@@ -21,9 +21,16 @@ use crate::store::{Checkout, PostgresCheckpointStore};
 /// silently refer to another table, so it is refused instead.
 const MAX_IDENTIFIER_BYTES: usize = 63;
 
+/// What the tombstone table's name adds to the checkpoint table's (see [`TableName::retired_quoted`]).
+pub(crate) const RETIRED_SUFFIX: &str = "_retired";
+
+/// The longest table part: its tombstone table's name must fit in 63 bytes too.
+const MAX_TABLE_BYTES: usize = MAX_IDENTIFIER_BYTES - RETIRED_SUFFIX.len();
+
 /// What a valid table setting looks like, as the error says it.
 const EXPECTED: &str = "a table name `table` or `schema.table`, each part matching \
-     [A-Za-z_][A-Za-z0-9_]* and at most 63 bytes";
+     [A-Za-z_][A-Za-z0-9_]*, the schema at most 63 bytes and the table at most 55 (so that \
+     `table_retired` fits in PostgreSQL's 63)";
 
 /// A table name, optionally schema-qualified, whose parts are plain identifiers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +57,10 @@ impl TableName {
             (Some(schema), Some(table), None) => (Some(schema), table),
             _ => return Err(refused()),
         };
-        if !schema.is_none_or(is_identifier) || !is_identifier(table) {
+        if !schema.is_none_or(is_identifier)
+            || !is_identifier(table)
+            || table.len() > MAX_TABLE_BYTES
+        {
             return Err(refused());
         }
         Ok(Self {
@@ -77,6 +87,17 @@ impl TableName {
     }
 }
 
+impl TableName {
+    /// The tombstone table's name quoted for SQL: the table's own name followed by
+    /// `_retired`, in the same schema, for example `"app"."checkpoints_retired"`.
+    pub(crate) fn retired_quoted(&self) -> String {
+        match &self.schema {
+            Some(schema) => format!("\"{schema}\".\"{}{RETIRED_SUFFIX}\"", self.table),
+            None => format!("\"{}{RETIRED_SUFFIX}\"", self.table),
+        }
+    }
+}
+
 impl fmt::Display for TableName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.schema {
@@ -98,8 +119,8 @@ fn is_identifier(part: &str) -> bool {
 }
 
 impl PostgresCheckpointStore {
-    /// The DDL that [`migrate`](Self::migrate) runs for this store's table, for teams that
-    /// apply migrations with their own tooling.
+    /// The DDL that [`migrate`](Self::migrate) runs for this store's table and its tombstone
+    /// table, for teams that apply migrations with their own tooling.
     pub fn schema_sql(&self) -> String {
         match &self.requests.create_schema {
             Some(create_schema) => format!("{create_schema};\n{};\n", self.requests.create_table),
@@ -107,17 +128,20 @@ impl PostgresCheckpointStore {
         }
     }
 
-    /// Creates the table (and its schema, when the name has one) unless it exists.
+    /// Creates the checkpoint table and its tombstone table (and their schema, when the name
+    /// has one), each unless it exists.
     ///
     /// Safe to call from every process at start-up, at the same time: the migrations of one
-    /// table take turns on a transaction-scoped advisory lock. When the table exists, nothing
+    /// table take turns on a transaction-scoped advisory lock. When both tables exist, nothing
     /// is created, so a role with only the run-time privileges (see the crate doc) can call
-    /// it too. An existing table is not checked against the schema.
+    /// it too. A deployment made before the tombstone table existed gets it from the next
+    /// `migrate` by a role that may create tables in the schema. An existing table is not
+    /// checked against the schema.
     ///
     /// # Errors
     ///
     /// [`Error::Backend`] with [`Operation::Migrate`], for example when the role may not
-    /// create the table; [`Error::Timeout`] when it takes longer than the store's timeout.
+    /// create a table; [`Error::Timeout`] when it takes longer than the store's timeout.
     #[tracing::instrument(
         name = "checkpoint.migrate",
         level = "debug",
@@ -144,12 +168,16 @@ impl PostgresCheckpointStore {
             .execute(&mut *transaction)
             .await
             .map_err(failed)?;
-        let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
-            .bind(self.table.quoted())
-            .fetch_one(&mut *transaction)
-            .await
-            .map_err(failed)?;
-        if !exists {
+        let mut missing = false;
+        for quoted in [self.table.quoted(), self.table.retired_quoted()] {
+            let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
+                .bind(quoted)
+                .fetch_one(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            missing |= !exists;
+        }
+        if missing {
             if let (Some(schema), Some(create_schema)) =
                 (self.table.schema(), &self.requests.create_schema)
             {
@@ -167,7 +195,8 @@ impl PostgresCheckpointStore {
                         .map_err(failed)?;
                 }
             }
-            sqlx::query(sql(&self.requests.create_table))
+            // Two statements (the tables), so the simple protocol; no parameters.
+            sqlx::raw_sql(sql(&self.requests.create_table))
                 .execute(&mut *transaction)
                 .await
                 .map_err(failed)?;
@@ -223,7 +252,13 @@ mod tests {
         assert_eq!(qualified.quoted(), "\"App_1\".\"Check_Points\"");
         assert_eq!(qualified.schema(), Some("App_1"));
         assert_eq!(qualified.to_string(), "App_1.Check_Points");
-        assert!(TableName::parse(&"t".repeat(63)).is_ok());
+        assert!(TableName::parse(&"t".repeat(55)).is_ok());
+        assert!(TableName::parse(&format!("{}.t", "s".repeat(63))).is_ok());
+        assert_eq!(
+            qualified.retired_quoted(),
+            "\"App_1\".\"Check_Points_retired\""
+        );
+        assert_eq!(plain.retired_quoted(), "\"checkpoints_retired\"");
         assert!(TableName::parse("_t").is_ok());
     }
 
@@ -244,7 +279,8 @@ mod tests {
             "tablé",
             "t\0",
             "\"quoted\"",
-            &"t".repeat(64),
+            &"t".repeat(56),
+            &format!("{}.t", "s".repeat(64)),
         ] {
             let error = TableName::parse(name).unwrap_err();
             let invalid = error.invalid_input().unwrap();

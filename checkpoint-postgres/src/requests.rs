@@ -30,11 +30,14 @@ pub(crate) const TABLE_EXISTS: &str = include_str!("../sql/table_exists.sql");
 /// Whether the table's schema exists, before the migration creates it.
 pub(crate) const SCHEMA_EXISTS: &str = include_str!("../sql/schema_exists.sql");
 
+/// The first statement of retire's transaction: bounds the wait for its table lock.
+pub(crate) const RETIRE_LOCK_TIMEOUT: &str = include_str!("../sql/retire_lock_timeout.sql");
+
 /// One SQL text per request, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
-    /// `sql/schema.sql`, also what [`schema_sql`](crate::PostgresCheckpointStore::schema_sql)
-    /// prints.
+    /// `sql/schema.sql` (the checkpoint table and its tombstone table), also what
+    /// [`schema_sql`](crate::PostgresCheckpointStore::schema_sql) prints.
     pub(crate) create_table: Arc<str>,
     /// `sql/create_schema.sql`, for a schema-qualified table name only.
     pub(crate) create_schema: Option<Arc<str>>,
@@ -44,12 +47,24 @@ pub(crate) struct Requests {
     list: Arc<str>,
     claim: Arc<str>,
     advance: Arc<str>,
+    pub(crate) groups: Arc<str>,
+    pub(crate) start_at: Arc<str>,
+    pub(crate) retire_lock: Arc<str>,
+    pub(crate) retire: Arc<str>,
+    pub(crate) retired: Arc<str>,
+    pub(crate) purge: Arc<str>,
 }
 
 impl Requests {
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
-        let render = |template: &str| -> Arc<str> { template.replace("{table}", &quoted).into() };
+        let retired = table.retired_quoted();
+        let render = |template: &str| -> Arc<str> {
+            template
+                .replace("{table}", &quoted)
+                .replace("{retired}", &retired)
+                .into()
+        };
         Self {
             create_table: render(include_str!("../sql/schema.sql")),
             create_schema: table.schema().map(|schema| {
@@ -64,6 +79,12 @@ impl Requests {
             list: render(include_str!("../sql/list.sql")),
             claim: render(include_str!("../sql/claim.sql")),
             advance: render(include_str!("../sql/advance.sql")),
+            groups: render(include_str!("../sql/groups.sql")),
+            start_at: render(include_str!("../sql/start_at.sql")),
+            retire_lock: render(include_str!("../sql/retire_lock.sql")),
+            retire: render(include_str!("../sql/retire.sql")),
+            retired: render(include_str!("../sql/retired.sql")),
+            purge: render(include_str!("../sql/purge.sql")),
         }
     }
 
@@ -159,6 +180,7 @@ impl Requests {
         Ok(())
     }
 
+    /// A retired subscription makes the statement return no row: [`Error::Retired`].
     pub(crate) async fn claim(
         &self,
         connection: &mut PgConnection,
@@ -168,15 +190,18 @@ impl Requests {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        let (position, stored): (i64, Option<Vec<u8>>) = sqlx::query_as(sql(&self.claim))
+        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
             .bind(position_to_db(initial_position))
             .bind(fingerprint.as_bytes().as_slice())
-            .fetch_one(connection)
+            .fetch_optional(connection)
             .await
             .map_err(|error| backend(Operation::Claim, error))?;
+        let Some((position, stored)) = claimed else {
+            return Err(Error::retired(group, subscription));
+        };
         let stored = fingerprint_from_db(Operation::Claim, stored)?;
         if stored != fingerprint {
             return Err(Error::QueryChanged {
@@ -238,9 +263,26 @@ mod tests {
             &requests.list,
             &requests.claim,
             &requests.advance,
+            &requests.groups,
+            &requests.start_at,
+            &requests.retire_lock,
+            &requests.retire,
+            &requests.purge,
         ] {
             assert!(!text.contains("{table}"), "{text}");
+            assert!(!text.contains("{retired}"), "{text}");
             assert!(text.contains("\"app\".\"cp\""), "{text}");
+        }
+        // Every statement that can create a checkpoint checks the tombstone table.
+        assert!(!requests.retired.contains('{'), "{}", requests.retired);
+        for text in [
+            &requests.retired,
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.start_at,
+        ] {
+            assert!(text.contains("\"app\".\"cp_retired\""), "{text}");
         }
         assert_eq!(
             requests.create_schema.as_deref(),

@@ -48,7 +48,7 @@ pub struct PostgresCheckpointStore {
     pub(crate) pool: PgPool,
     pub(crate) table: Arc<TableName>,
     pub(crate) requests: Arc<Requests>,
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl fmt::Debug for PostgresCheckpointStore {
@@ -200,7 +200,7 @@ impl PostgresCheckpointStore {
     /// Runs `request` on a connection from the pool, under the timeout (the wait for the
     /// connection included). The connection goes back to the pool when the request ends, and
     /// is closed instead when the call is abandoned before (see [`Checkout`]).
-    async fn pooled<T, R: Future<Output = Result<T, Error>>>(
+    pub(crate) async fn pooled<T, R: Future<Output = Result<T, Error>>>(
         &self,
         operation: Operation,
         request: impl Fn(Checkout) -> R,
@@ -224,7 +224,7 @@ impl PostgresCheckpointStore {
     /// Only for idempotent requests. `advance` is not retried: if the connection died after
     /// the server had committed it, a second attempt would report `Moved` for the caller's own
     /// advance.
-    async fn pooled_once_more_if_lost<T, R: Future<Output = Result<T, Error>>>(
+    pub(crate) async fn pooled_once_more_if_lost<T, R: Future<Output = Result<T, Error>>>(
         &self,
         operation: Operation,
         request: impl Fn(Checkout) -> R,

@@ -1,6 +1,7 @@
 //! The conformance kit over this store: every clause of the contract, one test each, on the
-//! shared server; and all of it again under a role that may only SELECT, INSERT and UPDATE the
-//! table.
+//! shared server; and the monotonic and exclusive kits again under a role that may only
+//! SELECT, INSERT and UPDATE the table and SELECT its tombstone table (an operator's
+//! privileges, which the operations API needs, are tested in `security`).
 
 /// Every clause of the monotonic contract.
 mod monotonic {
@@ -20,4 +21,10 @@ mod runtime_role {
     mod exclusive {
         checkpoint_conformance::exclusive_store_tests!(crate::security::runtime_role_store);
     }
+}
+
+/// Every clause of the operations API (groups, start_at, retire, retired, purge), and claim
+/// and advance of a retired subscription.
+mod admin {
+    checkpoint_conformance::admin_store_tests!(crate::support::store);
 }

@@ -2,6 +2,7 @@
 //! the server is found), with the module names every backend's tests share (see
 //! ARCHITECTURE.md). One test binary for the crate keeps link time down.
 
+mod admin;
 mod bad_input;
 mod batches;
 mod faults;

@@ -16,7 +16,8 @@
 
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
-    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    Operation,
 };
 use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgPoolOptions;
@@ -81,7 +82,9 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
     // Every time, in case the table was created anew since: exactly these privileges.
     sqlx::raw_sql(AssertSqlSafe(format!(
         "REVOKE ALL ON checkpoints FROM {RUNTIME_ROLE}; \
-         GRANT SELECT, INSERT, UPDATE ON checkpoints TO {RUNTIME_ROLE};"
+         GRANT SELECT, INSERT, UPDATE ON checkpoints TO {RUNTIME_ROLE}; \
+         REVOKE ALL ON checkpoints_retired FROM {RUNTIME_ROLE}; \
+         GRANT SELECT ON checkpoints_retired TO {RUNTIME_ROLE};"
     )))
     .execute(&mut *transaction)
     .await
@@ -103,6 +106,15 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
     .await
     .unwrap();
     assert_eq!(privileges, ["INSERT", "SELECT", "UPDATE"]);
+    let privileges: Vec<String> = sqlx::query_scalar(
+        "SELECT privilege_type::text FROM information_schema.role_table_grants \
+         WHERE grantee = $1 AND table_name = 'checkpoints_retired' ORDER BY 1",
+    )
+    .bind(RUNTIME_ROLE)
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(privileges, ["SELECT"]);
     let superuser: bool =
         sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             .fetch_one(store.pool())
@@ -337,7 +349,8 @@ async fn debug_output_hides_credentials() {
     assert!(shown.contains("app.checkpoints"), "{shown}");
 }
 
-/// A role with nothing but SELECT, INSERT and UPDATE on the table can do everything,
+/// A role with nothing but SELECT, INSERT and UPDATE on the table (and SELECT on its
+/// tombstone table) can do everything a subscription does,
 /// migrate() included once the table exists; without UPDATE, a save is refused by the server
 /// with an error that is not worth retrying.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,8 +363,10 @@ async fn select_insert_update_are_the_only_privileges_needed() {
     support::admin_sql(format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
          GRANT SELECT, INSERT, UPDATE ON \"{table}\" TO {role}; \
+         GRANT SELECT ON \"{table}_retired\" TO {role}; \
          CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
-         GRANT SELECT, INSERT ON \"{table}\" TO {limited_role};"
+         GRANT SELECT, INSERT ON \"{table}\" TO {limited_role}; \
+         GRANT SELECT ON \"{table}_retired\" TO {limited_role};"
     ))
     .await;
 
@@ -364,6 +379,12 @@ async fn select_insert_update_are_the_only_privileges_needed() {
             .with_table(&table)?;
         store.migrate().await?;
         let group = fresh_group("privileges");
+        // What an operator does needs more: retire is refused, clearly and for good.
+        let error = store.retire(&group, "s").await.unwrap_err();
+        assert!(!error.is_retryable(), "{error:?}");
+        let chain = error_chain(&error);
+        assert!(chain.contains("permission denied"), "{chain}");
+        assert!(chain.contains(&format!("table {table}")), "{chain}");
         store.save(&group, "s", 0, 1).await?;
         store.save(&group, "s", 0, 2).await?;
         store
@@ -398,7 +419,8 @@ async fn select_insert_update_are_the_only_privileges_needed() {
 
     owner.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\"; DROP ROLE {role}; DROP ROLE {limited_role};"
+        "DROP TABLE \"{table}\"; DROP TABLE \"{table}_retired\"; \
+         DROP ROLE {role}; DROP ROLE {limited_role};"
     ))
     .await;
 
@@ -410,4 +432,46 @@ async fn select_insert_update_are_the_only_privileges_needed() {
         }
         other => panic!("expected the role without UPDATE to be refused, got {other:?}"),
     }
+}
+
+/// The operator's privileges, as the crate doc states them: SELECT, INSERT, UPDATE, DELETE
+/// on the table and SELECT, INSERT, DELETE on its tombstone table run every operation of
+/// `CheckpointAdmin` (retire's LOCK TABLE is allowed by UPDATE or DELETE).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_privileges_run_every_admin_operation() {
+    let table = support::unique_ident("cp_operator");
+    let role = support::unique_ident("cp_operator_role");
+    let owner = support::store().await.with_table(&table).unwrap();
+    owner.migrate().await.unwrap();
+    support::admin_sql(format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'operator-pw'; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}\" TO {role}; \
+         GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role};"
+    ))
+    .await;
+    let outcome = async {
+        let options = support::connect_options()
+            .username(&role)
+            .password("operator-pw");
+        let store = PostgresCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        let group = fresh_group("operator");
+        store.save(&group, "old", 0, 10).await?;
+        store.start_at(&group, "new", &[(0, 5), (1, 0)]).await?;
+        store.retire(&group, "old").await?;
+        assert_eq!(store.retired(&group).await?, ["old"]);
+        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
+        store.purge(&group, "old").await?;
+        assert_eq!(store.list(&group).await?.len(), 2);
+        store.pool().close().await;
+        Ok::<_, Error>(())
+    }
+    .await;
+    owner.pool().close().await;
+    support::admin_sql(format!(
+        "DROP TABLE \"{table}\"; DROP TABLE \"{table}_retired\"; DROP ROLE {role};"
+    ))
+    .await;
+    outcome.unwrap_or_else(|error| panic!("{}", error_chain(&error)));
 }
