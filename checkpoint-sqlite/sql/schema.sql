@@ -6,4 +6,10 @@ CREATE TABLE IF NOT EXISTS {table} (
     query_fingerprint BLOB    NULL,
     updated_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (group_name, subscription, partition_id)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {retired} (
+    group_name   TEXT NOT NULL,
+    subscription TEXT NOT NULL,
+    retired_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (group_name, subscription)
+) WITHOUT ROWID;

@@ -56,6 +56,12 @@ impl TableName {
         &self.0
     }
 
+    /// The tombstone table's name as a quoted SQL identifier: the table's own name followed
+    /// by `_retired`, for example `"checkpoints_retired"`.
+    pub(crate) fn retired_quoted(&self) -> String {
+        format!("\"{}_retired\"", self.0)
+    }
+
     /// The name as a quoted SQL identifier. Quoting keeps names that are also keywords
     /// (`order`, `group`) usable; validation guarantees there is no `"` to escape.
     pub(crate) fn quoted(&self) -> String {
@@ -64,9 +70,11 @@ impl TableName {
 }
 
 impl SqliteCheckpointStore {
-    /// Creates the table if it does not exist (see the [crate documentation](crate) for its
-    /// definition). Idempotent, and safe when several processes start at once: the statement
-    /// takes the write lock, and whoever comes second finds the table there.
+    /// Creates the checkpoint table and its tombstone table, each unless it exists (see the
+    /// [crate documentation](crate) for their definitions). Idempotent, and safe when several
+    /// processes start at once: the statements take the write lock, and whoever comes second
+    /// finds the tables there. A database made before the tombstone table existed gets it
+    /// from the next `migrate`.
     ///
     /// It does not alter an existing table of the same name.
     ///
@@ -83,8 +91,18 @@ impl SqliteCheckpointStore {
     )]
     pub async fn migrate(&self) -> Result<(), Error> {
         self.timed(Operation::Migrate, async {
-            sqlx::query(sql(&self.requests.create_table))
-                .execute(&self.pool)
+            // Two statements (the tables), in one transaction.
+            let mut transaction = self
+                .pool
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .map_err(|error| backend(Operation::Migrate, error))?;
+            sqlx::raw_sql(sql(&self.requests.create_table))
+                .execute(&mut *transaction)
+                .await
+                .map_err(|error| backend(Operation::Migrate, error))?;
+            transaction
+                .commit()
                 .await
                 .map_err(|error| backend(Operation::Migrate, error))?;
             Ok(())

@@ -47,9 +47,10 @@
 //!
 //! # Schema
 //!
-//! [`SqliteCheckpointStore::migrate`] creates this table if it does not exist (`{table}` is
-//! the quoted table name, `"checkpoints"` unless
-//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise):
+//! [`SqliteCheckpointStore::migrate`] creates these two tables, each if it does not exist
+//! (`{table}` is the quoted table name, `"checkpoints"` unless
+//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise, and `{retired}` the same
+//! name followed by `_retired`):
 //!
 #![doc = concat!("```sql\n", include_str!("../sql/schema.sql"), "```")]
 //!
@@ -62,6 +63,9 @@
 //!   exclusive checkpoint's query, `NULL` for a checkpoint only ever saved monotonically.
 //! - `WITHOUT ROWID` keeps each row in the primary-key B-tree itself: one lookup per key.
 //! - `updated_at` (UTC, ISO 8601) is for people reading the table; the store never reads it.
+//! - `{retired}` holds one row, a tombstone, per retired subscription (see [Retired
+//!   subscriptions](#retired-subscriptions)); `retired_at` is for people reading it. A file
+//!   made before the tombstone table existed gets it from the next `migrate`.
 //!
 //! # Statements per operation
 //!
@@ -72,10 +76,38 @@
 //! | `load`, `list` | one `SELECT` |
 //! | `claim` | `INSERT .. ON CONFLICT DO UPDATE SET query_fingerprint = COALESCE(query_fingerprint, excluded.query_fingerprint) RETURNING position, query_fingerprint` |
 //! | `advance` | `UPDATE .. SET position = to WHERE .. AND position = from`; only when it changes no row, a `SELECT` on the same connection to report where the checkpoint is ([`Error::Moved`](checkpoint_core::Error::Moved)) |
+//! | `groups` | one `SELECT DISTINCT` over both tables, sorted |
+//! | `retired` | one `SELECT` of the tombstones, sorted |
+//! | `start_at` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if neither, one `INSERT` of every partition (a JSON parameter); `COMMIT` |
+//! | `retire` | `BEGIN IMMEDIATE`; the tombstone; `DELETE` of the checkpoints; `COMMIT` |
+//! | `purge` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if a tombstone, it and any checkpoint left deleted; `COMMIT` |
 //!
 //! SQLite's `RETURNING` sees only the new row, so a failed compare-and-set cannot report the
 //! old position from the same statement; the follow-up `SELECT` is local (there is no network
 //! round trip to an embedded database) and only runs on the failure path.
+//!
+//! # Retired subscriptions
+//!
+//! The store implements [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin), the
+//! operations API. [`retire`](checkpoint_core::CheckpointAdmin::retire) writes a tombstone,
+//! a row of `{retired}`, and deletes the subscription's checkpoints, in one write transaction.
+//! Every statement that can create or move a checkpoint (`save`, `save_all`, `claim` and their
+//! `*_in` forms) selects its row only `WHERE NOT EXISTS` a tombstone for its subscription, in
+//! the same statement: no second statement, one primary-key probe of a small table. A save
+//! under a retired name writes nothing and returns `Ok`; a claim returns no row, which the
+//! store reports as [`Error::Retired`](checkpoint_core::Error::Retired); an advance finds no
+//! row ([`Error::Moved`](checkpoint_core::Error::Moved) with nothing current).
+//!
+//! SQLite admits one writer at a time, and a statement reads the newest committed data when it
+//! takes the write lock, so the tombstone check and the write are one atomic step: a save runs
+//! wholly before a retire (and is deleted by it) or wholly after (and sees the tombstone), from
+//! any task or process. `start_at`, `retire` and `purge` each run in one `BEGIN IMMEDIATE`
+//! transaction, which takes the write lock before it reads, so what they check cannot change
+//! before they write, and they are all-or-nothing. A retire holds up other writers only for
+//! its own short transaction (they wait for the lock as for any write, up to the busy
+//! timeout). The integration tests race zombies on pools of their own (saves, batches, claims
+//! and saves in their own transactions, to existing and new partitions) against a retire and
+//! find nothing of the subscription after `retire` returned.
 //!
 //! # Durability
 //!
@@ -148,6 +180,7 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod admin;
 mod error;
 mod layout;
 mod requests;

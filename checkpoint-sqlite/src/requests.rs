@@ -27,7 +27,8 @@ const ADVANCE_ATTEMPTS: usize = 3;
 /// Every statement of the store, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
-    /// `sql/schema.sql`, which [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
+    /// `sql/schema.sql` (the checkpoint table and its tombstone table), which
+    /// [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
     pub(crate) create_table: Arc<str>,
     list: Arc<str>,
     load: Arc<str>,
@@ -35,12 +36,25 @@ pub(crate) struct Requests {
     save_all: Arc<str>,
     claim: Arc<str>,
     advance: Arc<str>,
+    pub(crate) groups: Arc<str>,
+    pub(crate) retired: Arc<str>,
+    pub(crate) presence: Arc<str>,
+    pub(crate) start_at: Arc<str>,
+    pub(crate) retire_tombstone: Arc<str>,
+    pub(crate) delete_subscription: Arc<str>,
+    pub(crate) purge_tombstone: Arc<str>,
 }
 
 impl Requests {
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
-        let build = |template: &str| -> Arc<str> { template.replace("{table}", &quoted).into() };
+        let retired = table.retired_quoted();
+        let build = |template: &str| -> Arc<str> {
+            template
+                .replace("{table}", &quoted)
+                .replace("{retired}", &retired)
+                .into()
+        };
         Self {
             create_table: build(include_str!("../sql/schema.sql")),
             list: build(include_str!("../sql/list.sql")),
@@ -49,6 +63,13 @@ impl Requests {
             save_all: build(include_str!("../sql/save_all.sql")),
             claim: build(include_str!("../sql/claim.sql")),
             advance: build(include_str!("../sql/advance.sql")),
+            groups: build(include_str!("../sql/groups.sql")),
+            retired: build(include_str!("../sql/retired.sql")),
+            presence: build(include_str!("../sql/presence.sql")),
+            start_at: build(include_str!("../sql/start_at.sql")),
+            retire_tombstone: build(include_str!("../sql/retire_tombstone.sql")),
+            delete_subscription: build(include_str!("../sql/delete_subscription.sql")),
+            purge_tombstone: build(include_str!("../sql/purge_tombstone.sql")),
         }
     }
 
@@ -133,6 +154,7 @@ impl Requests {
         Ok(())
     }
 
+    /// A retired subscription makes the statement return no row: [`Error::Retired`].
     pub(crate) async fn claim(
         &self,
         connection: &mut SqliteConnection,
@@ -142,15 +164,18 @@ impl Requests {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        let (position, stored): (i64, Option<Vec<u8>>) = sqlx::query_as(sql(&self.claim))
+        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
             .bind(position_to_db(initial_position))
             .bind(fingerprint.as_bytes().as_slice())
-            .fetch_one(connection)
+            .fetch_optional(connection)
             .await
             .map_err(|error| backend(Operation::Claim, error))?;
+        let Some((position, stored)) = claimed else {
+            return Err(Error::retired(group, subscription));
+        };
         let position = position_from_db(Operation::Claim, position)?;
         let stored = fingerprint_from_db(Operation::Claim, stored)?;
         if stored != fingerprint {
@@ -225,6 +250,16 @@ pub(crate) fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(statement))
 }
 
+/// `start_at`'s positions as one JSON array of `[partition, position]` pairs, the parameter
+/// its statement expands with `json_each`.
+pub(crate) fn positions_json(positions: &[(u32, u64)]) -> String {
+    let pairs: Vec<String> = positions
+        .iter()
+        .map(|(partition, position)| format!("[{partition},{position}]"))
+        .collect();
+    format!("[{}]", pairs.join(","))
+}
+
 /// The batch as one JSON array of `[subscription, partition, position]` triples, the single
 /// parameter the `save_all` statement expands with `json_each`.
 fn batch_json(checkpoints: &[Checkpoint]) -> String {
@@ -278,9 +313,26 @@ mod tests {
             &requests.save_all,
             &requests.claim,
             &requests.advance,
+            &requests.groups,
+            &requests.presence,
+            &requests.start_at,
+            &requests.delete_subscription,
         ] {
             assert!(statement.contains("\"my_table\""), "{statement}");
             assert!(!statement.contains("{table}"), "{statement}");
+            assert!(!statement.contains("{retired}"), "{statement}");
+        }
+        // Every statement that can create a checkpoint checks the tombstone table (start_at
+        // through `presence` in its transaction), and those of the tombstones name it.
+        for statement in [
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.retired,
+            &requests.retire_tombstone,
+            &requests.purge_tombstone,
+        ] {
+            assert!(statement.contains("\"my_table_retired\""), "{statement}");
         }
     }
 
@@ -299,6 +351,10 @@ mod tests {
             "[[\"plain\",0,1],[\"quote\\\" back\\\\slash\\u000a\\u0001tab\\u0009😀\",4294967295,9223372036854775807]]"
         );
         assert_eq!(batch_json(&[]), "[]");
+        assert_eq!(
+            positions_json(&[(0, 1), (u32::MAX, i64::MAX as u64)]),
+            "[[0,1],[4294967295,9223372036854775807]]"
+        );
     }
 
     #[test]

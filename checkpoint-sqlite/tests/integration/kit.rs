@@ -10,3 +10,9 @@ mod monotonic {
 mod exclusive {
     checkpoint_conformance::exclusive_store_tests!(crate::support::store);
 }
+
+/// Every clause of the operations API (groups, start_at, retire, retired, purge), and claim
+/// and advance of a retired subscription.
+mod admin {
+    checkpoint_conformance::admin_store_tests!(crate::support::store);
+}

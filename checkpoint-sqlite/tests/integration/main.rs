@@ -4,6 +4,7 @@
 //! Every test works on a fresh database file of its own under `std::env::temp_dir()`, so no
 //! server or environment variable is needed and all tests run in parallel.
 
+mod admin;
 mod bad_input;
 mod batches;
 mod faults;

@@ -1,6 +1,6 @@
 //! Table names: validated, quoted, and independent of each other.
 
-use checkpoint_core::{Argument, CheckpointStore, Error, InvalidReason};
+use checkpoint_core::{Argument, CheckpointAdmin, CheckpointStore, Error, InvalidReason};
 use checkpoint_sqlite::SqliteCheckpointStore;
 
 use crate::support::TempDb;
@@ -63,5 +63,18 @@ async fn custom_tables_are_separate_and_keywords_work() {
             .fetch_all(default.pool())
             .await
             .expect("tables");
-    assert_eq!(tables, vec!["checkpoints".to_owned(), "order".to_owned()]);
+    // Each with its tombstone table.
+    assert_eq!(
+        tables,
+        [
+            "checkpoints",
+            "checkpoints_retired",
+            "order",
+            "order_retired"
+        ]
+    );
+    default.retire("g", "s").await.expect("retire");
+    assert_eq!(default.load("g", "s", 0).await.expect("load"), None);
+    assert_eq!(order.load("g", "s", 0).await.expect("load"), Some(20));
+    assert!(order.retired("g").await.expect("retired").is_empty());
 }
