@@ -1,8 +1,9 @@
 //! Every request the store sends, and how each reply is read: the Lua scripts of `lua/`
 //! (embedded at compile time, each behind the shared helpers of `lua/positions.lua`), the
-//! plain commands (`HGET`, `HSCAN`, `WAIT`), and how a script runs: `EVALSHA`, and `EVAL` of
-//! the source when the server does not have the script cached; one call at a time or several
-//! pipelined.
+//! plain commands (`HGET`, `HSCAN`), and how a script runs: `EVALSHA`, and `EVAL` of the
+//! source when the server does not have the script cached; one call at a time or several
+//! pipelined, followed in the same pipeline by `WAIT` when a replica acknowledgement is asked
+//! for ([`ReplicaAck`]).
 //!
 //! Each function below sends one request (or one pipeline) on the store's connection and reads
 //! its reply. The store validates the input before and applies its timeout around it.
@@ -15,6 +16,7 @@ use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue
 use redis::aio::ConnectionLike;
 use redis::{
     Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs,
+    Value,
 };
 
 use crate::error::{ReplicaAckError, backend, unexpected};
@@ -58,7 +60,7 @@ static ADVANCE: LazyLock<LuaScript> = LazyLock::new(|| {
 /// as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica acknowledgement.
 pub(crate) const COMMAND_RULES: [&str; 6] =
     ["+evalsha", "+eval", "+hget", "+hmget", "+hset", "+hscan"];
-/// The ACL rule for [`wait_for_replicas`].
+/// The ACL rule for the `WAIT` of a [`ReplicaAck`].
 pub(crate) const WAIT_RULE: &str = "+wait";
 
 /// `HGET` of one checkpoint.
@@ -116,33 +118,37 @@ pub(crate) async fn list<C: ConnectionLike>(
     }
 }
 
-/// `save.lua`: whether the stored position moved.
+/// `save.lua` (with `ack`'s `WAIT` in the same pipeline): whether the stored position moved.
 pub(crate) async fn save<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
     field: &str,
     position: u64,
+    ack: Option<ReplicaAck>,
 ) -> Result<bool, Error> {
-    let moved: i64 = SAVE
+    let (moved, acknowledged): (i64, _) = SAVE
         .call()
         .key(key)
         .arg(field)
         .arg(position.to_string())
-        .invoke(connection)
+        .invoke_acknowledged(connection, ack)
         .await
         .map_err(|e| backend(Operation::Save, e))?;
+    acknowledged.check(Operation::Save)?;
     Ok(moved == 1)
 }
 
 /// `save_all.lua`, one call per chunk of at most `chunk` entries, all calls in one pipeline:
 /// the client waits for one round of replies, and the server still runs each chunk as a short
 /// script of its own. Every chunk uses the group's key, so on a cluster the pipeline goes to
-/// one node. `entries` holds one entry per key. Returns how many checkpoints moved.
+/// one node, and `ack`'s `WAIT` ends it. `entries` holds one entry per key. Returns how many
+/// checkpoints moved.
 pub(crate) async fn save_all<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
     entries: &[Checkpoint],
     chunk: usize,
+    ack: Option<ReplicaAck>,
 ) -> Result<i64, Error> {
     let calls: Vec<ScriptCall> = entries
         .chunks(chunk)
@@ -159,32 +165,37 @@ pub(crate) async fn save_all<C: ConnectionLike>(
             call
         })
         .collect();
-    let moved: Vec<i64> = invoke_pipelined(&calls, connection)
+    let (moved, acknowledged): (Vec<i64>, _) = invoke_pipelined(&calls, connection, ack)
         .await
         .map_err(|e| backend(Operation::SaveAll, e))?;
+    acknowledged.check(Operation::SaveAll)?;
     Ok(moved.iter().sum())
 }
 
-/// `claim.lua`: the stored position, or [`Error::QueryChanged`].
+/// `claim.lua` (with `ack`'s `WAIT` in the same pipeline): the stored position, or
+/// [`Error::QueryChanged`].
 pub(crate) async fn claim<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
     field: &str,
     fingerprint: Fingerprint,
     initial_position: u64,
+    ack: Option<ReplicaAck>,
 ) -> Result<u64, Error> {
-    let reply: Vec<String> = CLAIM
+    let (reply, acknowledged): (Vec<String>, _) = CLAIM
         .call()
         .key(key)
         .arg(field)
         .arg(fingerprint.to_hex())
         .arg(initial_position.to_string())
-        .invoke(connection)
+        .invoke_acknowledged(connection, ack)
         .await
         .map_err(|e| backend(Operation::Claim, e))?;
     match reply.as_slice() {
         [ok, position] if ok == "ok" => {
-            parse_position(position).map_err(unexpected(Operation::Claim))
+            let position = parse_position(position).map_err(unexpected(Operation::Claim))?;
+            acknowledged.check(Operation::Claim)?;
+            Ok(position)
         }
         [changed, stored] if changed == "changed" => Err(Error::QueryChanged {
             stored: parse_fingerprint(stored).map_err(unexpected(Operation::Claim))?,
@@ -194,8 +205,9 @@ pub(crate) async fn claim<C: ConnectionLike>(
     }
 }
 
-/// `advance.lua`: the compare-and-set from `from` to `to` and, only when it succeeds, the
-/// caller's `writes`; [`Error::Moved`] when the checkpoint is not at `from`.
+/// `advance.lua` (with `ack`'s `WAIT` in the same pipeline): the compare-and-set from `from`
+/// to `to` and, only when it succeeds, the caller's `writes`; [`Error::Moved`] when the
+/// checkpoint is not at `from`.
 pub(crate) async fn advance<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
@@ -203,6 +215,7 @@ pub(crate) async fn advance<C: ConnectionLike>(
     from: u64,
     to: u64,
     writes: &[HashWrite<'_>],
+    ack: Option<ReplicaAck>,
 ) -> Result<(), Error> {
     let mut call = ADVANCE.call();
     call.key(key)
@@ -212,12 +225,12 @@ pub(crate) async fn advance<C: ConnectionLike>(
     for write in writes {
         call.key(write.key).arg(write.field).arg(write.value);
     }
-    let reply: Vec<String> = call
-        .invoke(connection)
+    let (reply, acknowledged): (Vec<String>, _) = call
+        .invoke_acknowledged(connection, ack)
         .await
         .map_err(|e| backend(Operation::Advance, e))?;
     match reply.as_slice() {
-        [ok] if ok == "ok" => Ok(()),
+        [ok] if ok == "ok" => acknowledged.check(Operation::Advance),
         [moved] if moved == "moved" => Err(Error::Moved {
             expected: from,
             current: None,
@@ -230,36 +243,59 @@ pub(crate) async fn advance<C: ConnectionLike>(
     }
 }
 
-/// `WAIT replicas timeout` on the connection that just wrote, and a retryable
-/// [`Error::Backend`] whose source is a [`ReplicaAckError`] when fewer replicas acknowledged.
-pub(crate) async fn wait_for_replicas<C: ConnectionLike>(
-    connection: &mut C,
-    operation: Operation,
-    replicas: u32,
-    timeout: Duration,
-) -> Result<(), Error> {
-    // WAIT takes milliseconds; round up so that a sub-millisecond timeout does not turn into
-    // 0, which means "for ever".
-    let millis = u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
-    let acknowledged: u64 = redis::cmd("WAIT")
-        .arg(replicas)
-        .arg(millis)
-        .query_async(connection)
-        .await
-        .map_err(|e| backend(operation, e))?;
-    if acknowledged < u64::from(replicas) {
-        return Err(Error::backend(
-            BACKEND,
-            operation,
-            true,
-            ReplicaAckError {
-                requested: replicas,
-                acknowledged,
-                timeout,
-            },
-        ));
+/// A replica acknowledgement: `WAIT replicas timeout`, sent in the same pipeline as the write
+/// it acknowledges (`[EVALSHA …, WAIT …]`), never as a command of its own.
+///
+/// In one pipeline the write and its `WAIT` go to the same node on the same connection, and
+/// are retried together: redis-rs routes a cluster pipeline to the node of its first keyed
+/// command (the script's key; a keyless `WAIT` does not change the route) and redirects or
+/// retries it whole. A `WAIT` of its own is keyless, and redis-rs fans it out to every
+/// master it knows, which skips a master whose connection is gone (a false acknowledgement
+/// while a killed master awaits its replica's promotion) and fails on a node that is no
+/// longer a master.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReplicaAck {
+    /// The replicas that must acknowledge.
+    pub(crate) replicas: u32,
+    /// The `WAIT` timeout.
+    pub(crate) timeout: Duration,
+}
+
+impl ReplicaAck {
+    fn command(&self) -> Cmd {
+        // WAIT takes milliseconds; round up so that a sub-millisecond timeout does not turn
+        // into 0, which means "for ever".
+        let millis = u64::try_from(self.timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX);
+        let mut command = redis::cmd("WAIT");
+        command.arg(self.replicas).arg(millis);
+        command
     }
-    Ok(())
+}
+
+/// What the `WAIT` sent with a write answered, if one was asked for.
+#[must_use]
+struct Acknowledged(Option<(ReplicaAck, u64)>);
+
+impl Acknowledged {
+    /// A retryable [`Error::Backend`] whose source is a [`ReplicaAckError`] when fewer replicas
+    /// acknowledged than asked for.
+    fn check(self, operation: Operation) -> Result<(), Error> {
+        match self.0 {
+            Some((ack, acknowledged)) if acknowledged < u64::from(ack.replicas) => {
+                Err(Error::backend(
+                    BACKEND,
+                    operation,
+                    true,
+                    ReplicaAckError {
+                        requested: ack.replicas,
+                        acknowledged,
+                        timeout: ack.timeout,
+                    },
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A script reply of a shape no script of this store returns.
@@ -344,6 +380,27 @@ impl ScriptCall {
         }
     }
 
+    /// [`invoke`](Self::invoke) and, when `ack` asks for it, `WAIT` in the same pipeline:
+    /// `[EVALSHA …, WAIT …]`, and `[EVAL …, WAIT …]` on `NOSCRIPT` (see
+    /// [`invoke_pipelined`]). One round trip when the script is cached, as without.
+    async fn invoke_acknowledged<T, C>(
+        &self,
+        connection: &mut C,
+        ack: Option<ReplicaAck>,
+    ) -> RedisResult<(T, Acknowledged)>
+    where
+        T: FromRedisValue,
+        C: ConnectionLike,
+    {
+        if ack.is_none() {
+            return Ok((self.invoke(connection).await?, Acknowledged(None)));
+        }
+        let (mut replies, acknowledged) =
+            invoke_pipelined(std::slice::from_ref(self), connection, ack).await?;
+        let reply = replies.pop().ok_or_else(missing_reply)?;
+        Ok((reply, acknowledged))
+    }
+
     fn evalsha(&self) -> Cmd {
         self.command("EVALSHA", self.script.script.get_hash())
     }
@@ -360,13 +417,23 @@ fn is_noscript(error: &RedisError) -> bool {
 /// Runs every call in one pipeline: all of them are written before any reply is read, so the
 /// caller waits for one round of replies however many calls there are. The server still runs
 /// each call as a script of its own, in order, and serves other clients between them. Returns
-/// the replies in the order of `calls`.
+/// the replies in the order of `calls`, and what `ack`'s `WAIT` answered.
 ///
 /// Calls that find the script gone (`NOSCRIPT`: a restart, a failover or `SCRIPT FLUSH`) are
 /// sent again, in a second pipeline, as `EVAL` with the source: one more round trip, once.
 /// If any call fails otherwise, the first such error is returned; the other calls were sent
 /// all the same, so any of them may have been applied.
-async fn invoke_pipelined<T, C>(calls: &[ScriptCall], connection: &mut C) -> RedisResult<Vec<T>>
+///
+/// With `ack`, `WAIT` is the last command of each pipeline: the writes and their `WAIT` go to
+/// one node on one connection (see [`ReplicaAck`]). When calls are sent again after
+/// `NOSCRIPT`, the answer is the fewer of the two counts if the first pipeline applied any
+/// call (it may have run on another node, had the slot moved in between), otherwise the
+/// second's alone; the first `WAIT` then waited for nothing of this call, at most its timeout.
+async fn invoke_pipelined<T, C>(
+    calls: &[ScriptCall],
+    connection: &mut C,
+    ack: Option<ReplicaAck>,
+) -> RedisResult<(Vec<T>, Acknowledged)>
 where
     T: FromRedisValue,
     C: ConnectionLike,
@@ -378,13 +445,17 @@ where
     for call in calls {
         pipeline.add_command(call.evalsha());
     }
-    let replies: Vec<RedisResult<T>> = pipeline.query_async(connection).await?;
-    check_count(replies.len(), calls.len())?;
+    if let Some(ack) = ack {
+        pipeline.add_command(ack.command());
+    }
+    let mut replies: Vec<RedisResult<Value>> = pipeline.query_async(connection).await?;
+    check_count(replies.len(), calls.len() + usize::from(ack.is_some()))?;
+    let waited = ack.and_then(|_| replies.pop());
     let mut done = Vec::with_capacity(calls.len());
     let mut uncached = Vec::new();
     for (index, reply) in replies.into_iter().enumerate() {
         match reply {
-            Ok(value) => done.push(Some(value)),
+            Ok(value) => done.push(Some(redis::from_redis_value::<T>(value)?)),
             Err(error) if is_noscript(&error) => {
                 uncached.push(index);
                 done.push(None);
@@ -392,6 +463,7 @@ where
             Err(error) => return Err(error),
         }
     }
+    let mut acknowledged = waited.map(acknowledged_count).transpose()?;
     if !uncached.is_empty() {
         tracing::debug!(
             calls = uncached.len(),
@@ -402,15 +474,35 @@ where
         for &index in &uncached {
             pipeline.add_command(calls[index].eval());
         }
-        let replies: Vec<RedisResult<T>> = pipeline.query_async(connection).await?;
-        check_count(replies.len(), uncached.len())?;
+        if let Some(ack) = ack {
+            pipeline.add_command(ack.command());
+        }
+        let mut replies: Vec<RedisResult<Value>> = pipeline.query_async(connection).await?;
+        check_count(replies.len(), uncached.len() + usize::from(ack.is_some()))?;
+        let waited = ack.and_then(|_| replies.pop());
+        let applied_before = uncached.len() < calls.len();
         for (index, reply) in uncached.into_iter().zip(replies) {
-            done[index] = Some(reply?);
+            done[index] = Some(redis::from_redis_value::<T>(reply?)?);
+        }
+        if let Some(reply) = waited {
+            let again = acknowledged_count(reply)?;
+            acknowledged = Some(match acknowledged {
+                Some(first) if applied_before => first.min(again),
+                _ => again,
+            });
         }
     }
-    done.into_iter()
+    let replies = done
+        .into_iter()
         .map(|reply| reply.ok_or_else(missing_reply))
-        .collect()
+        .collect::<RedisResult<Vec<T>>>()?;
+    let acknowledged = ack.zip(acknowledged);
+    Ok((replies, Acknowledged(acknowledged)))
+}
+
+/// The reply of `WAIT`: how many replicas acknowledged.
+fn acknowledged_count(reply: RedisResult<Value>) -> RedisResult<u64> {
+    Ok(redis::from_redis_value(reply?)?)
 }
 
 fn check_count(replies: usize, calls: usize) -> RedisResult<()> {

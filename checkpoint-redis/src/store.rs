@@ -21,7 +21,7 @@ use redis::cluster_async::ClusterConnection;
 
 use crate::connect::Connection;
 use crate::layout::{self, key_pattern, validate_prefix};
-use crate::requests::{self, COMMAND_RULES, WAIT_RULE};
+use crate::requests::{self, COMMAND_RULES, ReplicaAck, WAIT_RULE};
 use crate::{BACKEND, DEFAULT_KEY_PREFIX, MAX_SAVE_ALL_CHUNK, SAVE_ALL_CHUNK};
 
 /// A store on a Redis Cluster: [`RedisCheckpointStore`] over redis-rs's async
@@ -51,14 +51,6 @@ pub struct RedisCheckpointStore<C = ConnectionManager> {
     save_all_chunk: usize,
     /// Where the convenience constructors connected, without credentials, for `Debug` only.
     endpoint: Option<String>,
-}
-
-/// The replica acknowledgement asked for by
-/// [`with_replica_ack`](RedisCheckpointStore::with_replica_ack).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ReplicaAck {
-    replicas: u32,
-    timeout: Duration,
 }
 
 impl<C> fmt::Debug for RedisCheckpointStore<C> {
@@ -138,29 +130,35 @@ impl<C> RedisCheckpointStore<C> {
         self
     }
 
-    /// After every write (`save`, `save_all`, `claim`, `advance`), waits with
-    /// `WAIT replicas timeout` until `replicas` replicas have acknowledged it, and fails with a
-    /// retryable [`Error::Backend`] whose source is a
-    /// [`ReplicaAckError`](crate::ReplicaAckError) when fewer did within `timeout` (the write
-    /// itself stays applied on the primary).
+    /// Makes every write (`save`, `save_all`, `claim`, `advance`) wait until `replicas`
+    /// replicas of the primary that applied it have it: `WAIT replicas timeout` goes in the
+    /// same pipeline as the write (`[EVALSHA …, WAIT …]`), to the same primary on the same
+    /// connection, at no extra round trip. When fewer replicas acknowledged within `timeout`,
+    /// the write fails with a retryable [`Error::Backend`] whose source is a
+    /// [`ReplicaAckError`](crate::ReplicaAckError); the write itself stays applied on the
+    /// primary, and saving again is safe.
     ///
-    /// This costs one more round trip per write. It narrows, but does not close, the window in
-    /// which a failover loses an acknowledged write: see the crate's durability section. A
-    /// zero `timeout` means what it means to `WAIT`: wait for ever (the store's timeout, when it
-    /// has one, still ends the call).
+    /// **What it guarantees:** a write that returns `Ok` was applied by the primary serving its
+    /// key, and `replicas` replicas of that primary had received it before the reply. On a
+    /// cluster that primary is the key's shard's, also after a failover: redis-rs routes the
+    /// pipeline by the script's key and redirects or retries it whole, `WAIT` included. With
+    /// one replica per primary and `replicas = 1`, a failover promotes a replica that holds
+    /// every acknowledged write: the failover tests (SIGKILL of a master, with or without its
+    /// replica cut off first) lost none, where the same writers without the acknowledgement
+    /// lost all the cut-off replica missed (see the crate's durability section).
     ///
-    /// `WAIT` counts the replicas that have every write of the connection so far. If the
-    /// connection was replaced between the write and the `WAIT` (a reconnect), the count says
-    /// nothing about that write.
+    /// **What it does not:** make Redis strongly consistent. A replica acknowledges what it
+    /// received, not what it wrote to disk, so a crash of the replica too can lose the write;
+    /// with more replicas than `replicas`, a failover may promote one that had not
+    /// acknowledged; and a forced manual failover (`CLUSTER FAILOVER FORCE`, `TAKEOVER`) or a
+    /// restart without persistence can lose it regardless.
     ///
-    /// **Known defect on a cluster:** `WAIT` is sent as a command of its own, which redis-rs
-    /// fans out to every primary it knows, and the fan-out leaves out a primary whose
-    /// connection is gone: while a killed primary awaits its replica's promotion, `WAIT`
-    /// answers for the others, so a write that primary answered just before dying can be
-    /// acknowledged and then lost by the failover (measured: 2 of 21,915 acknowledged saves in
-    /// 30 plain crashes; see the crate's durability section). After failovers, redis-rs may
-    /// also keep a promoted-away primary in its map, and `WAIT` there fails, not retryable.
-    /// The fix is to send `WAIT` in one pipeline with the write, to the key's node.
+    /// A zero `timeout` means what it means to `WAIT`: wait for ever (the store's timeout, when
+    /// it has one, still ends the call). `WAIT` counts the replicas that have every write of
+    /// the connection so far, which the clones of the store share: on a busy connection it may
+    /// also wait for their writes. After the server lost its script cache (a restart, a
+    /// failover, `SCRIPT FLUSH`), the first write sends `[EVAL …, WAIT …]` in a second
+    /// pipeline: while no replica answers, that call waits out `timeout` twice.
     pub fn with_replica_ack(mut self, replicas: u32, timeout: Duration) -> Self {
         self.replica_ack = Some(ReplicaAck { replicas, timeout });
         self
@@ -270,19 +268,10 @@ where
         }
     }
 
-    /// `WAIT` for the configured replicas on the connection that just wrote, if any are asked
-    /// for.
-    pub(crate) async fn await_replicas(
-        &self,
-        connection: &mut C,
-        operation: Operation,
-    ) -> Result<(), Error> {
-        match self.replica_ack {
-            Some(ack) => {
-                requests::wait_for_replicas(connection, operation, ack.replicas, ack.timeout).await
-            }
-            None => Ok(()),
-        }
+    /// The replica acknowledgement asked for by
+    /// [`with_replica_ack`](Self::with_replica_ack), which the requests send with each write.
+    pub(crate) fn replica_ack(&self) -> Option<ReplicaAck> {
+        self.replica_ack
     }
 }
 
@@ -351,9 +340,10 @@ where
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
         self.timed(Operation::Save, |mut connection| async move {
-            let moved = requests::save(&mut connection, &key, &field, position).await?;
+            let moved =
+                requests::save(&mut connection, &key, &field, position, self.replica_ack).await?;
             tracing::Span::current().record("moved", moved);
-            self.await_replicas(&mut connection, Operation::Save).await
+            Ok(())
         })
         .await
     }
@@ -376,11 +366,16 @@ where
         let span = tracing::Span::current();
         span.record("chunks", entries.len().div_ceil(self.save_all_chunk));
         self.timed(Operation::SaveAll, |mut connection| async move {
-            let moved =
-                requests::save_all(&mut connection, &key, &entries, self.save_all_chunk).await?;
+            let moved = requests::save_all(
+                &mut connection,
+                &key,
+                &entries,
+                self.save_all_chunk,
+                self.replica_ack,
+            )
+            .await?;
             span.record("moved", moved);
-            self.await_replicas(&mut connection, Operation::SaveAll)
-                .await
+            Ok(())
         })
         .await
     }
@@ -409,12 +404,15 @@ where
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
         self.timed(Operation::Claim, |mut connection| async move {
-            let position =
-                requests::claim(&mut connection, &key, &field, fingerprint, initial_position)
-                    .await?;
-            self.await_replicas(&mut connection, Operation::Claim)
-                .await?;
-            Ok(position)
+            requests::claim(
+                &mut connection,
+                &key,
+                &field,
+                fingerprint,
+                initial_position,
+                self.replica_ack,
+            )
+            .await
         })
         .await
     }

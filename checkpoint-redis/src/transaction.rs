@@ -109,9 +109,8 @@ where
         }
         let field = layout::field(subscription, partition);
         self.timed(Operation::Advance, |mut connection| async move {
-            requests::advance(&mut connection, &key, &field, from, to, writes).await?;
-            self.await_replicas(&mut connection, Operation::Advance)
-                .await
+            let ack = self.replica_ack();
+            requests::advance(&mut connection, &key, &field, from, to, writes, ack).await
         })
         .await
     }

@@ -2,35 +2,33 @@
 //! [`own_cluster`]): a master SIGKILLed and its replica promoted, under stores built once
 //! with `connect_cluster` that have to follow the new topology without a restart.
 //!
-//! - Measured, and asserted only where it must hold: how many acknowledged saves a failover
-//!   loses without the replica acknowledgement and with it (writers saving ever higher
-//!   positions to the killed master's keys), and how long a failover takes, from the kill to
-//!   the first save that succeeds. `CHECKPOINT_FAILOVERS` sets how many failovers (default
-//!   20, about 70 s: half a plain crash, half a crash after the replica was cut off). With
-//!   the acknowledgement nothing may be lost after a cut-off (asserted); after a plain crash
-//!   the loss is reported only, because of the first defect below.
-//! - Not here yet: the kit's concurrent histories across failovers with `with_replica_ack(1,
-//!   …)`, which must find nothing acknowledged lost and nothing moved back. Written and run
-//!   (commit 88119f6), they found two defects of the replica acknowledgement on a cluster,
-//!   both from `WAIT` being a command of its own that redis-rs fans out to every master it
-//!   knows; they come back when the store sends `WAIT` with its write:
-//!   - the fan-out silently leaves out a master whose connection is gone (redis-rs's
-//!     `execute_on_multiple_nodes` skips it): with one master SIGKILLed, `WAIT 1` through the
-//!     cluster connection answered 1 for the three seconds until the promotion. A save its
-//!     master answered just before dying, before its replica had it, is then acknowledged
-//!     all the same: the histories caught an acknowledged `save_all` lost (history 0, in 2 of
-//!     26 runs), and the measurement lost two acknowledged saves in one of 30 plain crashes,
-//!     most likely so;
-//!   - after failovers, redis-rs's slot map can keep a node that is now a replica as a master,
-//!     and `WAIT` on a replica is an error that fails the fan-out as `UnexpectedReturnType`,
-//!     which the store reports as not retryable: every save with the acknowledgement then
-//!     failed so in a healthy cluster, for as long as the test waited (over 6 s), in 8 of 26
-//!     runs; nothing makes redis-rs refresh the map, since the saves themselves reach
-//!     the right masters.
+//! - Measured, and asserted where it must hold: how many acknowledged saves a failover loses
+//!   without the replica acknowledgement and with it (writers saving ever higher positions to
+//!   the killed master's keys), and how long a failover takes, from the kill to the first
+//!   save that succeeds. `CHECKPOINT_FAILOVERS` sets how many failovers (default 20, about
+//!   70 s: half a plain crash, half a crash after the replica was cut off). With the
+//!   acknowledgement nothing may be lost, after either fault (asserted).
+//! - The kit's concurrent histories (owners and zombies) across a failover each, with
+//!   `with_replica_ack(1, …)`: the history checker must find nothing acknowledged lost and
+//!   nothing moved back, and every error must be retryable.
+//! - The acknowledgement is the key's shard's: with one shard's replica paused, writes to that
+//!   shard are refused and writes to the others acknowledged.
 //!
-//!   Sending `WAIT` in one pipeline with the write, on the connection to the key's node,
-//!   would close both: the write and its `WAIT` go to the same node, and a retried pipeline
-//!   retries both.
+//! The replica acknowledgement on a cluster had two defects while the store sent `WAIT` as a
+//! command of its own, which redis-rs fans out to every master it knows; the histories found
+//! both (commit 88119f6), and they are why these tests exist:
+//! - the fan-out silently left out a master whose connection was gone (redis-rs's
+//!   `execute_on_multiple_nodes` skips it): with one master SIGKILLed, `WAIT 1` through the
+//!   cluster connection answered 1 for the seconds until the promotion, so a save its master
+//!   answered just before dying, before its replica had it, was acknowledged all the same (an
+//!   acknowledged `save_all` lost in 2 of 26 history runs, 2 saves in one of 30 measured
+//!   crashes);
+//! - after failovers, redis-rs's slot map could keep a node that is now a replica as a master,
+//!   and `WAIT` there failed the fan-out, not retryable, for as long as the map was stale.
+//!
+//! Now `WAIT` travels in one pipeline with the write (`[EVALSHA …, WAIT …]`): redis-rs routes
+//! the pipeline to the node of the script's key and redirects or retries it whole, so the
+//! write and its `WAIT` always meet the same node.
 
 mod own_cluster;
 
@@ -38,15 +36,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
-use checkpoint_core::CheckpointStore;
-use checkpoint_redis::RedisClusterCheckpointStore;
+use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
+use checkpoint_core::{Checkpoint, CheckpointStore, Error};
+use checkpoint_redis::{RedisClusterCheckpointStore, ReplicaAckError};
 use own_cluster::OwnCluster;
 
 /// A slot of each shard as `redis-cli --cluster create` splits them (0-5460, 5461-10922,
 /// 10923-16383): the failovers take the shards in turn.
 const SHARD_SLOTS: [u16; 3] = [0, 5461, 10923];
+
+/// The histories, one failover each.
+const HISTORY_FAILOVERS: u32 = 6;
 
 /// The failovers the loss measurement runs unless `CHECKPOINT_FAILOVERS` says otherwise.
 const MEASURED_FAILOVERS: u32 = 20;
@@ -94,9 +96,266 @@ async fn group_served_with(
     }
 }
 
+/// A store wrapper that keeps when each call started and returned, to show which calls were
+/// in flight at a kill.
+struct Timed<S> {
+    inner: S,
+    calls: std::sync::Mutex<Vec<(Instant, Instant)>>,
+}
+
+impl<S> Timed<S> {
+    fn new(inner: S) -> Self {
+        Self {
+            inner,
+            calls: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn timed<T>(&self, started: Instant, result: T) -> T {
+        self.calls
+            .lock()
+            .expect("the calls")
+            .push((started, Instant::now()));
+        result
+    }
+
+    /// The calls that started before one of `kills` and returned after it, and the longest
+    /// of them.
+    fn across(&self, kills: &[Instant]) -> (usize, Duration) {
+        let calls = self.calls.lock().expect("the calls");
+        let across: Vec<Duration> = calls
+            .iter()
+            .filter(|(start, end)| kills.iter().any(|kill| start <= kill && kill <= end))
+            .map(|(start, end)| *end - *start)
+            .collect();
+        (across.len(), across.into_iter().max().unwrap_or_default())
+    }
+}
+
+#[async_trait::async_trait]
+impl<S: CheckpointStore> CheckpointStore for Timed<S> {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        let started = Instant::now();
+        self.timed(started, self.inner.list(group).await)
+    }
+
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        let started = Instant::now();
+        self.timed(
+            started,
+            self.inner.load(group, subscription, partition).await,
+        )
+    }
+
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        let started = Instant::now();
+        let result = self
+            .inner
+            .save(group, subscription, partition, position)
+            .await;
+        self.timed(started, result)
+    }
+
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        let started = Instant::now();
+        self.timed(started, self.inner.save_all(group, checkpoints).await)
+    }
+}
+
+/// How one failover of a history went.
+struct Cycle {
+    killed: Instant,
+    /// From the kill until every live node agreed on the promoted replica.
+    promoted: Duration,
+    /// From the kill until the killed node was back as a replica, in sync.
+    healthy: Duration,
+}
+
+/// The cluster of the histories, with the master the next failover kills, found beforehand
+/// so that the kill comes without a query's delay, while the history runs.
+struct Failovers {
+    cluster: OwnCluster,
+    next_victim: u16,
+    cycles: Vec<Cycle>,
+}
+
+impl Failovers {
+    /// SIGKILLs the master serving `slot` (`next_victim`), waits for its replica's promotion,
+    /// starts the killed node again (it comes back as the new master's replica), waits until
+    /// it is in sync, and finds the master serving `next_slot` for the next failover.
+    async fn fail_over_and_heal(&mut self, slot: u16, next_slot: u16) {
+        let victim = self.next_victim;
+        let killed = self.cluster.kill(victim);
+        self.cluster.wait_for_promotion(victim, slot).await;
+        let promoted = killed.elapsed();
+        self.cluster.restart(victim).await;
+        self.cluster.wait_until_healthy().await;
+        self.cycles.push(Cycle {
+            killed,
+            promoted,
+            healthy: killed.elapsed(),
+        });
+        self.next_victim = self.cluster.master_of(next_slot).await;
+    }
+}
+
 /// The slot of the shard whose master the `case`-th failover kills: the shards in turn.
 fn shard_slot(case: u32) -> u16 {
     SHARD_SLOTS[case as usize % SHARD_SLOTS.len()]
+}
+
+/// The kit's histories, each across a failover, with the replica acknowledgement: nothing
+/// acknowledged lost, nothing moved back, every error retryable, and the store, never rebuilt,
+/// works on every new master afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn histories_across_failovers_lose_nothing_with_replica_ack() {
+    let started = Instant::now();
+    let cluster = OwnCluster::start().await;
+    let formed = started.elapsed();
+    let store = Timed::new(AuditedStore::new(
+        connect(&cluster)
+            .await
+            .with_replica_ack(1, REPLICA_ACK_TIMEOUT),
+    ));
+    let next_victim = cluster.master_of(shard_slot(0)).await;
+    let failovers = Arc::new(tokio::sync::Mutex::new(Failovers {
+        cluster,
+        next_victim,
+        cycles: Vec::new(),
+    }));
+    let config = HistoryConfig::for_faults(HISTORY_FAILOVERS);
+    // Each history: after 0 to 3 ms, SIGKILL the master of the next shard in turn, wait for
+    // its replica's promotion, start the killed node again and wait until it is in sync.
+    let failed_calls =
+        run_histories_with_faults(&store, &config, Duration::from_secs(20), |case| {
+            let failovers = Arc::clone(&failovers);
+            async move {
+                tokio::time::sleep(Duration::from_micros(500 * u64::from(case % 7))).await;
+                failovers
+                    .lock()
+                    .await
+                    .fail_over_and_heal(shard_slot(case), shard_slot(case + 1))
+                    .await;
+            }
+        })
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let ErrorTally {
+        count: errors,
+        first: sample,
+    } = store
+        .inner
+        .take_errors()
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let failovers = failovers.lock().await;
+    let cycles = &failovers.cycles;
+    let kills: Vec<Instant> = cycles.iter().map(|c| c.killed).collect();
+    let (across, longest) = store.across(&kills);
+    eprintln!(
+        "failover histories with replica ack: {} histories (seed {}), each across a SIGKILLed \
+         master: {across} calls in flight at a kill (the longest took {longest:?}), \
+         {failed_calls} calls failed, {errors} errors in all (e.g. {sample:?}); \
+         promotion after {:?}, back in sync after {:?}; cluster formed in {formed:?}, {:?} in all",
+        config.cases,
+        config.seed,
+        cycles.iter().map(|c| c.promoted).collect::<Vec<_>>(),
+        cycles.iter().map(|c| c.healthy).collect::<Vec<_>>(),
+        started.elapsed()
+    );
+    assert_eq!(cycles.len(), config.cases as usize);
+    assert!(
+        across > 0,
+        "no call was in flight at a kill: the failovers did not hit the histories"
+    );
+
+    // The store, never rebuilt, works on the new topology: every shard's master has changed.
+    let store = store.inner.inner();
+    for slot in SHARD_SLOTS {
+        let group = group_served_with(&failovers.cluster, store, slot).await;
+        store
+            .save(&group, "after", 0, 7)
+            .await
+            .expect("a save with replica ack after the failovers");
+        assert_eq!(store.load(&group, "after", 0).await.expect("load"), Some(7));
+    }
+}
+
+/// The `WAIT` of a write goes to the write's own master: with the replica of one shard paused
+/// (SIGSTOP, for about half a second; nothing fails over a replica), writes to that shard
+/// fail with a retryable [`ReplicaAckError`] (no replica acknowledged), while writes to the
+/// other shards are acknowledged by their own replicas. A `WAIT` fanned out to every master (the
+/// store's former defect) answered the fewest of all shards, and failed those too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replica_acknowledgement_is_the_written_shards() {
+    let mut cluster = OwnCluster::start().await;
+    let store = connect(&cluster)
+        .await
+        .with_replica_ack(1, Duration::from_millis(100));
+    let mut groups = Vec::new();
+    for slot in SHARD_SLOTS {
+        let group = group_served_with(&cluster, &store, slot).await;
+        store
+            .save(&group, "s", 0, 1)
+            .await
+            .expect("a save with replica ack on a healthy cluster");
+        groups.push(group);
+    }
+    let master = cluster.master_of(SHARD_SLOTS[0]).await;
+    let replica = cluster.replica_of(master).await;
+    cluster.signal(replica, "STOP");
+    let paused = Instant::now();
+    // All at once, to keep the pause short: each refused write waits out its `WAIT` timeout.
+    let refused = async {
+        let save = store.save(&groups[0], "s", 0, 2).await;
+        let batch = [Checkpoint::new("s", 1, 2)];
+        (save, store.save_all(&groups[0], &batch).await)
+    };
+    let write = |group: &str| {
+        let (store, group) = (store.clone(), group.to_owned());
+        async move {
+            store.save(&group, "s", 0, 2).await?;
+            let batch = [Checkpoint::new("s", 0, 3), Checkpoint::new("s", 1, 3)];
+            store.save_all(&group, &batch).await
+        }
+    };
+    let ((refused, refused_batch), first, second) =
+        tokio::join!(refused, write(&groups[1]), write(&groups[2]));
+    let others: [Result<(), Error>; 2] = [first, second];
+    cluster.signal(replica, "CONT");
+    let paused_for = paused.elapsed();
+    for (what, result) in [("save", refused), ("save_all", refused_batch)] {
+        let error = result.expect_err("no replica of the paused shard can acknowledge");
+        let ack = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<ReplicaAckError>())
+            .unwrap_or_else(|| panic!("{what}: expected a ReplicaAckError, got {error:?}"));
+        assert_eq!((ack.requested, ack.acknowledged), (1, 0), "{what}");
+        assert!(error.is_retryable(), "{what}: {error:?}");
+    }
+    for result in others {
+        result.expect("a write to a shard whose replica runs, acknowledged");
+    }
+    // The refused writes are applied on the master all the same, and the paused shard
+    // acknowledges again once its replica resumes.
+    let probe = connect(&cluster).await;
+    assert_eq!(probe.load(&groups[0], "s", 1).await.expect("load"), Some(2));
+    let resumed = save_until_recovered(&store, &groups[0], "s", 0, 3, Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!(
+        "replica ack per shard: one shard's replica paused for {paused_for:?}; its writes \
+         refused, the others' acknowledged; acknowledged again {resumed:?} after it resumed"
+    );
 }
 
 /// What one writer saw: the last position acknowledged, the last attempted, and how many
@@ -126,9 +385,7 @@ fn spawn_writer(
             written.attempted = position;
             match store.save(&group, subscription, partition, position).await {
                 Ok(()) => written.acknowledged = position,
-                // Counted, not asserted: with the replica acknowledgement a stale cluster
-                // topology makes saves fail so (see the module doc); the histories test is the
-                // one that holds the store to the contract.
+                // Counted, and asserted to be none: a failover's errors are retryable.
                 Err(error) if !error.is_retryable() => written.not_retryable += 1,
                 Err(_) => {}
             }
@@ -371,33 +628,30 @@ async fn acknowledged_saves_lost_in_a_failover_with_and_without_replica_ack() {
         "only {} failovers within {budget:?}: too few to say anything",
         results.len()
     );
-    // What must hold: a replica cut off before the crash never acknowledged the saves it
-    // missed, so with the acknowledgement none of them was acknowledged, and none is lost. (The
-    // writers wait in `WAIT` for the whole cut-off, so the kill never falls between a save's
-    // answer and its `WAIT`.)
-    let cut_off_lost_with: u64 = results
-        .iter()
-        .filter(|m| m.fault == Fault::CutOffThenCrash)
-        .map(|m| m.lost_with)
-        .sum();
-    assert_eq!(
-        cut_off_lost_with, 0,
-        "with the replica acknowledgement, a failover after the replica was cut off lost \
-         acknowledged saves: {results:?}"
-    );
-    // After a plain crash the same should hold, but does not yet on a cluster: a save answered
-    // by the master just before it died can be acknowledged by a `WAIT` that left the dead
-    // master out (see the module doc). Reported, not asserted, until the store sends `WAIT`
-    // with its write; the ignored histories test asserts it.
-    let crash_lost_with: u64 = results
-        .iter()
-        .filter(|m| m.fault == Fault::Crash)
-        .map(|m| m.lost_with)
-        .sum();
-    if crash_lost_with > 0 {
-        eprintln!(
-            "FAILOVER LOSS: {crash_lost_with} saves acknowledged with the replica \
-             acknowledgement were lost in a plain crash: the known defect of WAIT on a cluster"
+    // What must hold: with the acknowledgement, a save succeeds only once the killed master's
+    // replica has it, and that replica is the one promoted, so none is lost, whether the
+    // replica was cut off before the crash (it never acknowledged what it missed) or not (a
+    // save the master answered just before dying is acknowledged only if its replica had it:
+    // the `WAIT` goes to the same master in the same pipeline, and fails with it).
+    for fault in [Fault::Crash, Fault::CutOffThenCrash] {
+        let lost_with: u64 = results
+            .iter()
+            .filter(|m| m.fault == fault)
+            .map(|m| m.lost_with)
+            .sum();
+        assert_eq!(
+            lost_with, 0,
+            "with the replica acknowledgement, failovers by {fault:?} lost acknowledged saves: \
+             {results:?}"
         );
     }
+    // And every save that failed in a failover failed with a retryable error.
+    let not_retryable: u64 = results
+        .iter()
+        .map(|m| m.not_retryable_with + m.not_retryable_without)
+        .sum();
+    assert_eq!(
+        not_retryable, 0,
+        "saves failed with errors that are not retryable: {results:?}"
+    );
 }
