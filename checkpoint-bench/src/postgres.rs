@@ -29,8 +29,13 @@ const COMMIT_FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS checkpoint_bench_co
     INSERT INTO checkpoint_bench_commit VALUES (0, 0) ON CONFLICT DO NOTHING";
 const COMMIT_FLOOR_SQL: &str = "UPDATE checkpoint_bench_commit SET n = n + 1 WHERE id = 0";
 
+/// The store's request text for the bench table and its tombstone table, as the store
+/// renders it.
 fn render(template: &str) -> Arc<str> {
-    template.replace("{table}", &format!("\"{TABLE}\"")).into()
+    template
+        .replace("{table}", &format!("\"{TABLE}\""))
+        .replace("{retired}", &format!("\"{TABLE}_retired\""))
+        .into()
 }
 
 /// Connects, empties the bench table and builds the direct and the counted subjects.

@@ -18,8 +18,12 @@ use crate::subject::{Backend, BenchError, Documented, Subject, context};
 const SAVE_SQL: &str = include_str!("../../checkpoint-sqlite/sql/save.sql");
 const LIST_SQL: &str = include_str!("../../checkpoint-sqlite/sql/list.sql");
 
+/// The store's request text for its default table and tombstone table, as the store renders it.
 fn render(template: &str) -> Arc<str> {
-    template.replace("{table}", "\"checkpoints\"").into()
+    template
+        .replace("{table}", "\"checkpoints\"")
+        .replace("{retired}", "\"checkpoints_retired\"")
+        .into()
 }
 
 /// The database file of this run (removed by [`remove`]).
