@@ -144,8 +144,12 @@ async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subjec
             let (mut manager, script) = (manager.clone(), Arc::clone(&script));
             let key = group_key(&args.group);
             Box::pin(async move {
+                let key = key?;
+                // The group's retired set, which the script checks (`<group key>:retired`).
+                let retired = format!("{key}:retired");
                 script
-                    .key(key?)
+                    .key(key)
+                    .key(retired)
                     .arg(format!("{}:{}", args.partition, args.subscription))
                     .arg(args.position.to_string())
                     .invoke_async::<i64>(&mut manager)

@@ -1,6 +1,7 @@
 -- claim: load an exclusive checkpoint, creating it on first use, guarded by a fingerprint.
 --
 -- KEYS[1]  the group's hash (`<prefix>:{<escaped group>}`)
+-- KEYS[2]  the group's retired set (`<prefix>:{<escaped group>}:retired`)
 -- ARGV[1]  the field: `<partition>:<subscription>`
 -- ARGV[2]  the fingerprint of the claiming query, 64 lowercase hex digits
 -- ARGV[3]  the initial position, a decimal string without leading zeros
@@ -8,9 +9,13 @@
 -- Returns {'ok', <position>} with the stored position (ARGV[3] when it was just created), or
 -- {'changed', <stored fingerprint>} when the checkpoint was claimed under another fingerprint.
 -- A checkpoint saved only monotonically (a value without `|`) adopts ARGV[2] and keeps its
--- position.
+-- position. Returns {'retired'} (and creates nothing) when the subscription is retired.
 --
--- Runs after positions.lua (split_stored).
+-- Runs after positions.lua (split_stored, subscription_of, is_retired).
+
+if is_retired(KEYS[2], subscription_of(ARGV[1])) then
+  return {'retired'}
+end
 
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if not stored then

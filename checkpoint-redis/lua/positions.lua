@@ -1,9 +1,15 @@
 -- positions: the helpers every script shares, to read a stored checkpoint value and compare
 -- positions. The store puts this file in front of each script at compile time (`concat!` in
 -- src/requests.rs), so the script the server runs is this file followed by the operation's own
--- (save.lua, save_all.lua, claim.lua, advance.lua); the helpers are written once.
+-- (save.lua, save_all.lua, claim.lua, advance.lua, and the operator's retire.lua, start_at.lua
+-- and purge.lua after fields.lua); the helpers are written once.
 --
 -- KEYS, ARGV  none of its own: those of the script it is put in front of.
+--
+-- A retired subscription's name is a member of the group's retired set
+-- (`<prefix>:{<escaped group>}:retired`, the same cluster slot as the group's hash): every
+-- script that can create or move a checkpoint checks it first (is_retired), in the same atomic
+-- step, so a retired name never gets a checkpoint again until it is purged.
 --
 -- A stored value is `<position>` or, for an exclusive checkpoint, `<position>|<fingerprint>`.
 -- Positions are decimal strings and are compared as strings (length first, then byte by byte),
@@ -43,3 +49,18 @@ local function split_stored(value)
   return value, ''
 end
 
+
+-- the subscription of a field `<partition>:<subscription>` (the partition holds no `:`, so the
+-- first `:` ends it), or nil for a field no store writes
+local function subscription_of(field)
+  local colon = string.find(field, ':', 1, true)
+  if colon then
+    return string.sub(field, colon + 1)
+  end
+  return nil
+end
+
+-- true when `subscription` is in the retired set `key` (a missing set holds nothing)
+local function is_retired(key, subscription)
+  return subscription ~= nil and redis.call('SISMEMBER', key, subscription) == 1
+end

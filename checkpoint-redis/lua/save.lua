@@ -1,18 +1,23 @@
 -- save: move one checkpoint forward, never back.
 --
 -- KEYS[1]  the group's hash (`<prefix>:{<escaped group>}`)
+-- KEYS[2]  the group's retired set (`<prefix>:{<escaped group>}:retired`)
 -- ARGV[1]  the field: `<partition>:<subscription>`
 -- ARGV[2]  the position, a decimal string without leading zeros, 0 ..= i64::MAX
 --
 -- Returns 1 when the stored position moved (or was created), 0 when it was already at or
--- ahead of ARGV[2].
+-- ahead of ARGV[2], or when the subscription is retired (the save is ignored).
 --
--- Runs after positions.lua (is_position, ahead, split_stored): the fingerprint suffix of an
+-- Runs after positions.lua (is_position, ahead, split_stored, subscription_of, is_retired): the fingerprint suffix of an
 -- exclusive checkpoint is kept as it is, and positions are compared as decimal strings.
 
 local position = ARGV[2]
 if not is_position(position) then
   return redis.error_reply('ERR checkpoint: the position argument is not a decimal position')
+end
+
+if is_retired(KEYS[2], subscription_of(ARGV[1])) then
+  return 0
 end
 
 local stored = redis.call('HGET', KEYS[1], ARGV[1])

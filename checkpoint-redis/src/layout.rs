@@ -92,18 +92,78 @@ pub(crate) fn group_key(prefix: &str, group: &str) -> String {
     format!("{prefix}:{}", hash_tag(group))
 }
 
+/// The key of the set of `group`'s retired subscriptions (its tombstones), beside the group's
+/// hash `group_key`: `<prefix>:{<escaped group>}:retired`, in the same cluster slot, so that
+/// every script that writes a checkpoint can check it.
+pub(crate) fn retired_key(group_key: &str) -> String {
+    format!("{group_key}{RETIRED_SUFFIX}")
+}
+
+/// What follows a group's hash key in the key of its retired set.
+const RETIRED_SUFFIX: &str = ":retired";
+
+/// The `SCAN … MATCH` pattern of every key of a store under `prefix`: `<prefix>:{*`, the
+/// prefix's glob characters escaped. It also matches keys of the caller's under the prefix;
+/// [`group_of_key`] tells them apart.
+pub(crate) fn scan_pattern(prefix: &str) -> String {
+    let mut pattern = glob_escaped(prefix);
+    pattern.push_str(":{*");
+    pattern
+}
+
+/// `text` with the glob characters of `MATCH` and ACL key patterns escaped.
+fn glob_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// The group whose hash ([`group_key`]) or retired set ([`retired_key`]) `key` is, under
+/// `prefix`; `None` for any other key (one of the caller's under the prefix).
+///
+/// Exact: the prefix holds no brace, so the group's tag starts at the first `{` after it and
+/// ends at the next `}`; the tag is unescaped (`%25` → `%`, `%7D` → `}`) and accepted only if
+/// escaping it again gives the same tag, the escape being injective.
+pub(crate) fn group_of_key(prefix: &str, key: &[u8]) -> Option<String> {
+    let key = std::str::from_utf8(key).ok()?;
+    let rest = key.strip_prefix(prefix)?.strip_prefix(":{")?;
+    let (tag, after) = rest.split_once('}')?;
+    if !(after.is_empty() || after == RETIRED_SUFFIX) {
+        return None;
+    }
+    let group = unescaped(tag)?;
+    (validate_group(&group).is_ok() && hash_tag(&group)[1..] == rest[..tag.len() + 1])
+        .then_some(group)
+}
+
+/// The group of a hash tag's text (without its braces): the inverse of the escape of
+/// [`hash_tag`]; `None` for text that escape never writes.
+fn unescaped(tag: &str) -> Option<String> {
+    let mut group = String::with_capacity(tag.len());
+    let mut rest = tag;
+    while let Some(percent) = rest.find('%') {
+        group.push_str(&rest[..percent]);
+        let escape = rest.get(percent..percent + 3)?;
+        group.push(match escape {
+            "%25" => '%',
+            "%7D" => '}',
+            _ => return None,
+        });
+        rest = &rest[percent + 3..];
+    }
+    group.push_str(rest);
+    Some(group)
+}
+
 /// The ACL key pattern that covers every key under `prefix`: `~<prefix>:*`, the prefix's glob
 /// characters escaped.
 pub(crate) fn key_pattern(prefix: &str) -> String {
-    let mut pattern = String::from("~");
-    for c in prefix.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push_str(":*");
-    pattern
+    format!("~{}:*", glob_escaped(prefix))
 }
 
 /// The field of (subscription, partition): `<partition>:<subscription>`.
@@ -296,6 +356,54 @@ mod tests {
         assert!(validate_prefix("a}b").is_err());
         assert!(validate_prefix(&"p".repeat(MAX_KEY_PREFIX_BYTES)).is_ok());
         assert!(validate_prefix(&"p".repeat(MAX_KEY_PREFIX_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn groups_are_read_back_from_their_keys_exactly() {
+        let prefix = "app:c*";
+        for group in [
+            "billing",
+            "{a}",
+            "}{",
+            "a}b{c",
+            "%7D",
+            "%25",
+            "}",
+            "{",
+            "a:b",
+            "😀{}",
+            "%",
+            ":retired",
+            "a}:retired",
+            "x%7Dy",
+        ] {
+            let key = group_key(prefix, group);
+            assert_eq!(group_of_key(prefix, key.as_bytes()).as_deref(), Some(group));
+            let retired = retired_key(&key);
+            assert_eq!(
+                group_of_key(prefix, retired.as_bytes()).as_deref(),
+                Some(group)
+            );
+        }
+        for foreign in [
+            "app:c*:{billing}:view",
+            "app:c*:{billing}x",
+            "app:c*:{%41}",
+            "app:c*:{%2}",
+            "app:c*:{}",
+            "app:c*:billing",
+            "app:c:{billing}",
+            "other:{billing}",
+            "app:c*:{billing",
+        ] {
+            assert_eq!(group_of_key(prefix, foreign.as_bytes()), None, "{foreign}");
+        }
+        assert_eq!(group_of_key(prefix, b"app:c*:{\xff}"), None);
+        assert_eq!(scan_pattern("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\:{*");
+        assert_eq!(
+            retired_key("checkpoint:{billing}"),
+            "checkpoint:{billing}:retired"
+        );
     }
 
     #[test]

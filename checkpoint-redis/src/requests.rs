@@ -23,6 +23,9 @@ use crate::error::{ReplicaAckError, backend, unexpected};
 use crate::layout::{self, parse_field, parse_fingerprint, parse_position, parse_value};
 use crate::{BACKEND, HashWrite, LIST_SCAN_COUNT};
 
+mod admin;
+pub(crate) use admin::{groups, purge, retire, retired_names, start_at};
+
 // Each script is `lua/positions.lua` (the helpers every script shares) followed by the
 // operation's own file: the script the server runs.
 
@@ -58,8 +61,25 @@ static ADVANCE: LazyLock<LuaScript> = LazyLock::new(|| {
 /// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
 /// `HGET` for `load`, `HSCAN` for `list`) and those its scripts call (`HGET`, `HMGET`, `HSET`),
 /// as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica acknowledgement.
-pub(crate) const COMMAND_RULES: [&str; 6] =
-    ["+evalsha", "+eval", "+hget", "+hmget", "+hset", "+hscan"];
+///
+/// Then those of the tombstones and of the operations API ([`admin`]): `SISMEMBER`, which every
+/// writing script calls; `SADD`, `HDEL` and `SREM`, which the operator's scripts call;
+/// `SMEMBERS` for `retired`; `SCAN` and, on a cluster, `CLUSTER SLOTS` for `groups`.
+pub(crate) const COMMAND_RULES: [&str; 13] = [
+    "+evalsha",
+    "+eval",
+    "+hget",
+    "+hmget",
+    "+hset",
+    "+hscan",
+    "+sismember",
+    "+sadd",
+    "+srem",
+    "+hdel",
+    "+smembers",
+    "+scan",
+    "+cluster|slots",
+];
 /// The ACL rule for the `WAIT` of a [`ReplicaAck`].
 pub(crate) const WAIT_RULE: &str = "+wait";
 
@@ -129,6 +149,7 @@ pub(crate) async fn save<C: ConnectionLike>(
     let (moved, acknowledged): (i64, _) = SAVE
         .call()
         .key(key)
+        .key(layout::retired_key(key))
         .arg(field)
         .arg(position.to_string())
         .invoke_acknowledged(connection, ack)
@@ -154,7 +175,7 @@ pub(crate) async fn save_all<C: ConnectionLike>(
         .chunks(chunk)
         .map(|chunk| {
             let mut call = SAVE_ALL.call();
-            call.key(key);
+            call.key(key).key(layout::retired_key(key));
             for checkpoint in chunk {
                 call.arg(layout::field(
                     &checkpoint.subscription,
@@ -185,6 +206,7 @@ pub(crate) async fn claim<C: ConnectionLike>(
     let (reply, acknowledged): (Vec<String>, _) = CLAIM
         .call()
         .key(key)
+        .key(layout::retired_key(key))
         .arg(field)
         .arg(fingerprint.to_hex())
         .arg(initial_position.to_string())
@@ -197,6 +219,7 @@ pub(crate) async fn claim<C: ConnectionLike>(
             acknowledged.check(Operation::Claim)?;
             Ok(position)
         }
+        [retired] if retired == "retired" => Err(admin::retired(key, field)),
         [changed, stored] if changed == "changed" => Err(Error::QueryChanged {
             stored: parse_fingerprint(stored).map_err(unexpected(Operation::Claim))?,
             requested: fingerprint,

@@ -130,8 +130,9 @@ impl<C> RedisCheckpointStore<C> {
         self
     }
 
-    /// Makes every write (`save`, `save_all`, `claim`, `advance`) wait until `replicas`
-    /// replicas of the primary that applied it have it: `WAIT replicas timeout` goes in the
+    /// Makes every write (`save`, `save_all`, `claim`, `advance`, and the operations API's
+    /// `start_at`, `retire` and `purge`) wait until `replicas` replicas of the primary that
+    /// applied it have it: `WAIT replicas timeout` goes in the
     /// same pipeline as the write (`[EVALSHA …, WAIT …]`), to the same primary on the same
     /// connection, at no extra round trip. When fewer replicas acknowledged within `timeout`,
     /// the write fails with a retryable [`Error::Backend`] whose source is a
@@ -203,8 +204,9 @@ impl<C> RedisCheckpointStore<C> {
     ///
     /// Keys under the store's prefix only (`~<prefix>:*`, with the prefix's glob characters
     /// escaped), no pub/sub channels, and only the commands the store sends (`EVALSHA`, and
-    /// `EVAL` after the server lost its script cache; `HGET` for `load`, `HSCAN` for `list`)
-    /// and that its scripts call (`HGET`, `HMGET`, `HSET`), and `WAIT` when
+    /// `EVAL` after the server lost its script cache; `HGET` for `load`, `HSCAN` for `list`;
+    /// `SMEMBERS`, `SCAN` and `CLUSTER SLOTS` for the operations API) and that its scripts call
+    /// (`HGET`, `HMGET`, `HSET`, `SISMEMBER`, `SADD`, `SREM`, `HDEL`), and `WAIT` when
     /// [`with_replica_ack`](Self::with_replica_ack) is set. Keys that
     /// [`advance_in`](Self::advance_in) writes need a pattern of their own, unless they
     /// are under the prefix too.

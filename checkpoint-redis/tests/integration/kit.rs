@@ -1,5 +1,6 @@
 //! The conformance kit over this store, against one Redis server (`single`) and against a
-//! Redis Cluster (`cluster`): every clause of the contract, one test each.
+//! Redis Cluster (`cluster`): every clause of the contract and of the operations API, one test
+//! each.
 
 /// Everything against one Redis server.
 mod single {
@@ -8,6 +9,9 @@ mod single {
     }
     mod exclusive {
         checkpoint_conformance::exclusive_store_tests!(crate::support::single_store);
+    }
+    mod admin {
+        checkpoint_conformance::admin_store_tests!(crate::support::single_store);
     }
 }
 
@@ -18,5 +22,8 @@ mod cluster {
     }
     mod exclusive {
         checkpoint_conformance::exclusive_store_tests!(crate::support::cluster_store);
+    }
+    mod admin {
+        checkpoint_conformance::admin_store_tests!(crate::support::cluster_store);
     }
 }

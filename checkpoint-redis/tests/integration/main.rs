@@ -16,7 +16,9 @@ mod security;
 mod support;
 mod transactions;
 
-// What only this backend has: a cluster, the key and field layout, `list` over `HSCAN` steps.
+// What only this backend has: a cluster, the key and field layout, `list` over `HSCAN` steps,
+// the operations API's scans, tombstones and races.
+mod admin;
 mod cluster;
 mod failover;
 mod layout;

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use checkpoint_conformance::{EXCLUSIVE_CASES, MONOTONIC_CASES, error_chain, fresh_group};
+use checkpoint_conformance::{
+    ADMIN_CASES, EXCLUSIVE_ADMIN_CASES, EXCLUSIVE_CASES, MONOTONIC_CASES, error_chain, fresh_group,
+};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
 };
@@ -68,7 +70,8 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
     eprintln!("ACL rules: {}", rules.join(" "));
     assert_eq!(
         rules.join(" "),
-        "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan +wait",
+        "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan \
+         +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +wait",
         "the rules the crate doc shows"
     );
     let (user, password) = ("checkpoint-app", "acl-test-password");
@@ -142,6 +145,21 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         }
     }
     for case in EXCLUSIVE_CASES {
+        if let Err(failure) = (case.run)(&store).await {
+            panic!("{} under the ACL user: {failure}", case.name);
+        }
+    }
+    // And the operations API's cases (the tombstones, groups' SCAN), but for its concurrent
+    // histories, for the same reason.
+    for case in ADMIN_CASES
+        .iter()
+        .filter(|case| case.name != "retire_during_concurrent_histories")
+    {
+        if let Err(failure) = (case.run)(&store).await {
+            panic!("{} under the ACL user: {failure}", case.name);
+        }
+    }
+    for case in EXCLUSIVE_ADMIN_CASES {
         if let Err(failure) = (case.run)(&store).await {
             panic!("{} under the ACL user: {failure}", case.name);
         }
