@@ -409,6 +409,10 @@ async fn admin_round_trips() {
         .save_all(&group, &[Checkpoint::new("warm", 1, 1)])
         .await
         .expect("save_all");
+    store
+        .claim(&group, "warm", 2, Fingerprint::from_bytes([3; 32]), 0)
+        .await
+        .expect("claim");
 
     let mut measured = Vec::new();
     macro_rules! count {
