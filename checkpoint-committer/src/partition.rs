@@ -59,6 +59,17 @@ impl PartitionState {
         }
     }
 
+    /// Why a handle of this released partition refuses a call: the committer was shut down,
+    /// or (while it runs) the partition alone was released. `shutdown` sets its flag before it
+    /// releases any partition, so a handle released by it always answers `ShutDown`.
+    pub fn refusal(&self, shared: &Shared) -> CommitterError {
+        if shared.is_shut_down() {
+            CommitterError::ShutDown
+        } else {
+            self.not_held()
+        }
+    }
+
     pub fn stats(&self, shared: &Shared) -> PartitionStats {
         let cell = self.lock();
         PartitionStats {
@@ -125,7 +136,7 @@ impl Partition {
         {
             let cell = self.state.lock();
             if cell.released {
-                return Err(self.state.not_held());
+                return Err(self.state.refusal(&self.shared));
             }
             cell.tracker.check_next(position).map_err(refused)?;
         }
@@ -138,7 +149,7 @@ impl Partition {
         let now = self.shared.since_epoch();
         let mut cell = self.state.lock();
         if cell.released {
-            return Err(self.state.not_held());
+            return Err(self.state.refusal(&self.shared));
         }
         cell.tracker.dispatch(position, now).map_err(refused)?;
         // The slot is now the entry's: given back when the gap-free position passes it.
@@ -153,13 +164,14 @@ impl Partition {
     ///
     /// [`CommitterError::NotInFlight`] for a position that was never dispatched or is already
     /// completed, [`CommitterError::NotHeld`] once the partition is released (a late
-    /// completion after a handover: the next owner redoes that entry). A refused call records
+    /// completion after a handover: the next owner redoes that entry) and
+    /// [`CommitterError::ShutDown`] once the committer is shut down. A refused call records
     /// nothing.
     pub fn completed(&self, position: u64) -> Result<(), CommitterError> {
         let passed = {
             let mut cell = self.state.lock();
             if cell.released {
-                return Err(self.state.not_held());
+                return Err(self.state.refusal(&self.shared));
             }
             cell.tracker.complete(position).map_err(refused)?
         };
@@ -180,7 +192,7 @@ impl Partition {
     pub fn skipped(&self, position: u64) -> Result<(), CommitterError> {
         let mut cell = self.state.lock();
         if cell.released {
-            return Err(self.state.not_held());
+            return Err(self.state.refusal(&self.shared));
         }
         cell.tracker.skip(position).map_err(refused)
     }

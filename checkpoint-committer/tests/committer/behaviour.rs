@@ -342,21 +342,57 @@ async fn shutdown_wakes_a_waiting_dispatch_and_refuses_later_calls() {
     committer.shutdown().await.unwrap();
     let outcome = finished(waiting, "woken by shutdown").await;
     assert!(
-        matches!(
-            outcome,
-            Err(CommitterError::ShutDown | CommitterError::NotHeld { .. })
-        ),
+        matches!(outcome, Err(CommitterError::ShutDown)),
         "{outcome:?}"
     );
-    assert!(matches!(
-        p.completed(0),
-        Err(CommitterError::NotHeld { .. })
-    ));
+    // Every call of a handle says why it is refused: the committer is shut down (the docs of
+    // `dispatched`, `skipped` and `completed` name `ShutDown`), not that the partition alone
+    // was released.
+    let completed = p.completed(0);
+    assert!(
+        matches!(completed, Err(CommitterError::ShutDown)),
+        "{completed:?}"
+    );
+    let dispatched = p.dispatched(5).await;
+    assert!(
+        matches!(dispatched, Err(CommitterError::ShutDown)),
+        "{dispatched:?}"
+    );
+    let skipped = p.skipped(6);
+    assert!(
+        matches!(skipped, Err(CommitterError::ShutDown)),
+        "{skipped:?}"
+    );
     assert!(matches!(
         committer.partition("s", 1, 0),
         Err(CommitterError::ShutDown)
     ));
     committer.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_partition_released_before_shutdown_answers_shut_down_after_it() {
+    let committer = Committer::builder(InMemoryCheckpointStore::new(), GROUP)
+        .interval(Duration::from_secs(3600))
+        .start()
+        .unwrap();
+    let released = committer.partition("s", 0, 0).unwrap();
+    let held = committer.partition("s", 1, 0).unwrap();
+    released.dispatched(0).await.unwrap();
+    committer.release("s", 0).await.unwrap();
+    let skipped = released.skipped(1);
+    assert!(
+        matches!(skipped, Err(CommitterError::NotHeld { partition: 0, .. })),
+        "released while the committer runs: {skipped:?}"
+    );
+    committer.shutdown().await.unwrap();
+    for (name, handle) in [("released", &released), ("held", &held)] {
+        let skipped = handle.skipped(2);
+        assert!(
+            matches!(skipped, Err(CommitterError::ShutDown)),
+            "{name} partition after shutdown: {skipped:?}"
+        );
+    }
 }
 
 #[tokio::test]
