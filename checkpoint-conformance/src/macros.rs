@@ -69,6 +69,7 @@ macro_rules! __admin_cases {
             start_at_creates_exactly_the_positions
             start_at_refuses_an_existing_subscription
             start_at_refuses_a_retired_name
+            concurrent_start_ats_of_one_name_let_at_most_one_through
             retire_hides_from_list_and_load
             zombie_saves_after_retire_are_ignored
             retire_of_an_unknown_name_guards_it

@@ -30,6 +30,10 @@ pub enum AdminFlaw {
     RetireTakesPrefixes,
     /// `start_at` writes its positions whether the subscription exists or not.
     StartAtOverwrites,
+    /// `start_at` checks that the subscription has no checkpoint, then writes its own in a
+    /// second step (as an `INSERT … WHERE NOT EXISTS` under READ COMMITTED does): concurrent
+    /// calls over disjoint partitions all pass the check.
+    StartAtChecksThenWrites,
     /// `groups` returns at most 1,000 groups.
     GroupsTruncates,
     /// `groups` returns a group per checkpoint, in no order.
@@ -41,12 +45,13 @@ pub enum AdminFlaw {
 }
 
 impl AdminFlaw {
-    pub const ALL: [AdminFlaw; 9] = [
+    pub const ALL: [AdminFlaw; 10] = [
         AdminFlaw::RetireLeavesNoTombstone,
         AdminFlaw::TombstoneGuardsOnlyExistingPartitions,
         AdminFlaw::RetireDeletesThenTombstones,
         AdminFlaw::RetireTakesPrefixes,
         AdminFlaw::StartAtOverwrites,
+        AdminFlaw::StartAtChecksThenWrites,
         AdminFlaw::GroupsTruncates,
         AdminFlaw::GroupsUnsortedRepeated,
         AdminFlaw::PurgeDeletesLive,
@@ -264,11 +269,22 @@ impl CheckpointAdmin for BrokenAdminStore {
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
         validate_start_at(group, subscription, positions)?;
+        if self.flaw == AdminFlaw::StartAtChecksThenWrites {
+            if self.state().has_rows(group, subscription) {
+                return Err(Error::exists(group, subscription));
+            }
+            // The round trip between the check and the write, where other calls check too.
+            tokio::task::yield_now().await;
+        }
         let mut state = self.state();
         if state.retired(group, subscription) {
             return Err(Error::retired(group, subscription));
         }
-        if self.flaw != AdminFlaw::StartAtOverwrites && state.has_rows(group, subscription) {
+        let checks = !matches!(
+            self.flaw,
+            AdminFlaw::StartAtOverwrites | AdminFlaw::StartAtChecksThenWrites
+        );
+        if checks && state.has_rows(group, subscription) {
             return Err(Error::exists(group, subscription));
         }
         for &(p, position) in positions {

@@ -333,6 +333,21 @@ fn start_at_that_overwrites_is_caught() {
 }
 
 #[test]
+fn start_at_that_checks_then_writes_is_caught() {
+    assert_admin_caught(
+        AdminFlaw::StartAtChecksThenWrites,
+        &[(
+            "concurrent_start_ats_of_one_name_let_at_most_one_through",
+            &[
+                "round 0: 3 of 3 concurrent start_at(\"replay-0\") calls in group \"ck-start-race-",
+                "callers [0, 1, 2]",
+                "at most one may succeed",
+            ],
+        )],
+    );
+}
+
+#[test]
 fn groups_that_truncates_is_caught() {
     assert_admin_caught(
         AdminFlaw::GroupsTruncates,
@@ -386,5 +401,5 @@ fn claim_that_ignores_the_tombstone_is_caught() {
 #[test]
 fn every_admin_flaw_has_a_teeth_test() {
     // A new flaw must get its own test above; this keeps the list honest.
-    assert_eq!(AdminFlaw::ALL.len(), 9);
+    assert_eq!(AdminFlaw::ALL.len(), 10);
 }

@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | `groups` | every group, sorted and each once, however many; a group with only a retired subscription |
 //! | `start` | `start_at` creates exactly its positions, refuses an existing or a retired name |
+//! | `start_race` | of concurrent `start_at`s of one new name over disjoint partitions, at most one succeeds |
 //! | `retire` | a retired subscription is gone and stays gone, whatever zombies save; `retired`; others untouched |
 //! | `purge` | purge refuses a live subscription, accepts nothing, frees the name |
 //! | `inputs` | invalid input of every new entry point, rejected naming the argument |
@@ -27,6 +28,7 @@ mod inputs;
 mod purge;
 mod retire;
 mod start;
+mod start_race;
 
 pub use exclusive::*;
 pub use groups::*;
@@ -35,6 +37,7 @@ pub use inputs::*;
 pub use purge::*;
 pub use retire::*;
 pub use start::*;
+pub use start_race::*;
 
 /// The three refusals of the operations API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
