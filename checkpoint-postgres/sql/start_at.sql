@@ -6,6 +6,8 @@
 -- makes it fail with unique_violation (23505), which rolls the whole statement back (nothing
 -- created, nothing moved) and which the client reports as Exists. Rows are inserted in
 -- partition order, the order save_all locks them in, so concurrent writers cannot deadlock.
+-- Sent in a transaction after start_at_lock.sql, so a concurrent start_at of the same name has
+-- committed (and its rows are in this statement's snapshot) or has not begun its insert.
 WITH present AS (
     SELECT
         EXISTS (

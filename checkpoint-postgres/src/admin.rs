@@ -10,7 +10,7 @@ use sqlx::postgres::PgConnection;
 use crate::BACKEND;
 use crate::error::{backend, is_unique_violation};
 use crate::layout::position_to_db;
-use crate::requests::{RETIRE_LOCK_TIMEOUT, sql};
+use crate::requests::{RETIRE_LOCK_TIMEOUT, START_AT_LOCK, sql};
 use crate::store::PostgresCheckpointStore;
 
 #[async_trait]
@@ -37,9 +37,10 @@ impl CheckpointAdmin for PostgresCheckpointStore {
         .await
     }
 
-    /// One statement that creates every checkpoint or none (see `sql/start_at.sql`). Not run
-    /// a second time on a lost connection: had the first attempt committed, the second would
-    /// report the caller's own checkpoints as [`Error::Exists`].
+    /// One transaction that creates every checkpoint or none: the name's advisory lock (see
+    /// `sql/start_at_lock.sql`), then `sql/start_at.sql`. Not run a second time on a lost
+    /// connection: had the first attempt committed, the second would report the caller's own
+    /// checkpoints as [`Error::Exists`].
     #[tracing::instrument(
         name = "checkpoint.start_at",
         level = "debug",
@@ -63,18 +64,13 @@ impl CheckpointAdmin for PostgresCheckpointStore {
             .collect();
         let (partitions, positions) = (&partitions, &positions);
         self.pooled(Operation::StartAt, |mut connection| async move {
-            let started: Result<(bool, bool, i64), sqlx::Error> =
-                sqlx::query_as(sql(&self.requests.start_at))
-                    .bind(group)
-                    .bind(subscription)
-                    .bind(partitions)
-                    .bind(positions)
-                    .fetch_one(&mut *connection)
-                    .await;
+            let started = self
+                .start_at_on(&mut connection, group, subscription, partitions, positions)
+                .await;
             let started = match started {
-                Ok((true, _, _)) => Err(Error::retired(group, subscription)),
-                Ok((false, true, _)) => Err(Error::exists(group, subscription)),
-                Ok((false, false, _)) => Ok(()),
+                Ok((true, _)) => Err(Error::retired(group, subscription)),
+                Ok((false, true)) => Err(Error::exists(group, subscription)),
+                Ok((false, false)) => Ok(()),
                 // A checkpoint created by a concurrent save: the whole statement rolled back.
                 Err(error) if is_unique_violation(&error) => {
                     Err(Error::exists(group, subscription))
@@ -86,7 +82,7 @@ impl CheckpointAdmin for PostgresCheckpointStore {
         .await
     }
 
-    /// One transaction of four round trips: bound the lock wait, lock the table against
+    /// One transaction of five round trips: `BEGIN`, bound the lock wait, lock the table against
     /// writers, write the tombstone and delete the checkpoints, commit. Idempotent, so run
     /// once more on a lost connection.
     #[tracing::instrument(
@@ -154,6 +150,34 @@ impl CheckpointAdmin for PostgresCheckpointStore {
 }
 
 impl PostgresCheckpointStore {
+    /// Start_at's transaction on `connection`: whether the name is retired, and whether it
+    /// was live (then nothing was created). Dropped uncommitted on an error, which rolls back.
+    async fn start_at_on(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        partitions: &[i64],
+        positions: &[i64],
+    ) -> Result<(bool, bool), sqlx::Error> {
+        let mut transaction = connection.begin().await?;
+        sqlx::query(START_AT_LOCK)
+            .bind(group)
+            .bind(subscription)
+            .execute(&mut *transaction)
+            .await?;
+        let (retired, live, _created): (bool, bool, i64) =
+            sqlx::query_as(sql(&self.requests.start_at))
+                .bind(group)
+                .bind(subscription)
+                .bind(partitions)
+                .bind(positions)
+                .fetch_one(&mut *transaction)
+                .await?;
+        transaction.commit().await?;
+        Ok((retired, live))
+    }
+
     /// Retire's transaction on `connection` (see `sql/retire_lock.sql` for why the lock).
     async fn retire_on(
         &self,

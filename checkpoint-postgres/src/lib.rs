@@ -18,7 +18,7 @@
 //! | operation | statement | round trips |
 //! | --- | --- | --- |
 //! | `groups` | a loose index scan of the checkpoints (one probe per group) `UNION` the tombstones | 1 |
-//! | `start_at` | a plain `INSERT ... SELECT` of every partition, only when neither a checkpoint nor a tombstone exists | 1 |
+//! | `start_at` | a transaction: the name's advisory lock, then a plain `INSERT ... SELECT` of every partition, only when neither a checkpoint nor a tombstone exists, commit | 4 |
 //! | `retire` | a transaction: bound the lock wait, `LOCK TABLE`, tombstone and `DELETE`, commit | 5 |
 //! | `retired` | `SELECT` of the tombstones, sorted | 1 |
 //! | `purge` | the tombstone and any leftover checkpoints deleted, and whether the name is live, in one statement | 1 |
@@ -168,12 +168,18 @@
 //!   own calls always do), or retire again once such transactions have ended (retire is
 //!   idempotent and deletes them).
 //!
-//! `start_at` is one statement: it inserts every partition only when the subscription has
-//! neither a checkpoint nor a tombstone, with a plain `INSERT` (no `ON CONFLICT`), so a
-//! checkpoint that a concurrent save creates first makes the whole statement fail on the
-//! primary key, which the store reports as [`Error::Exists`](checkpoint_core::Error::Exists):
-//! all or nothing, and it never moves a checkpoint. It is not run a second time on a lost
-//! connection (a second attempt would report its own checkpoints as existing).
+//! `start_at` is one transaction: it takes a transaction-level advisory lock on the name
+//! (`pg_advisory_xact_lock` of a 64-bit hash of group and subscription, so concurrent
+//! `start_at`s of one name take turns, whatever partitions they name), then inserts every
+//! partition only when the subscription has neither a checkpoint nor a tombstone, with a plain
+//! `INSERT` (no `ON CONFLICT`), so a checkpoint that a concurrent save creates first makes the
+//! whole statement fail on the primary key, which the store reports as
+//! [`Error::Exists`](checkpoint_core::Error::Exists): all or nothing, at most one of
+//! concurrent calls succeeds, and it never moves a checkpoint. Without the lock each call's
+//! check would run on a READ COMMITTED snapshot that misses the other's uncommitted rows. It
+//! costs four round trips (`BEGIN`, the lock, the insert, `COMMIT`), for an operator's command;
+//! saves never take the lock. It is not run a second time on a lost connection (a second
+//! attempt would report its own checkpoints as existing).
 //!
 //! # When things go wrong
 //!

@@ -33,6 +33,9 @@ pub(crate) const SCHEMA_EXISTS: &str = include_str!("../sql/schema_exists.sql");
 /// The first statement of retire's transaction: bounds the wait for its table lock.
 pub(crate) const RETIRE_LOCK_TIMEOUT: &str = include_str!("../sql/retire_lock_timeout.sql");
 
+/// The first statement of start_at's transaction: concurrent start_ats of one name take turns.
+pub(crate) const START_AT_LOCK: &str = include_str!("../sql/start_at_lock.sql");
+
 /// One SQL text per request, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {

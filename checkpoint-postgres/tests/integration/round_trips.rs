@@ -35,6 +35,17 @@ fn ten_thousand() -> Vec<Checkpoint> {
         .collect()
 }
 
+/// A store with a pool of its own whose connections go through `proxy`, on a migrated table.
+async fn pooled_through(proxy: &CountingProxy) -> PostgresCheckpointStore {
+    support::store().await; // migrates, directly
+    let options = support::connect_options()
+        .host("127.0.0.1")
+        .port(proxy.local_addr().port());
+    PostgresCheckpointStore::connect_with(options)
+        .await
+        .unwrap()
+}
+
 /// Lets the proxy and any background task of the pool finish, so the count is final.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(150)).await;
@@ -152,13 +163,7 @@ async fn each_operation_is_one_round_trip_on_the_callers_connection() {
 #[tokio::test(flavor = "current_thread")]
 async fn each_operation_is_one_round_trip_through_the_pool() {
     let proxy = proxy().await;
-    support::store().await; // migrates, directly
-    let options = support::connect_options()
-        .host("127.0.0.1")
-        .port(proxy.local_addr().port());
-    let store = PostgresCheckpointStore::connect_with(options)
-        .await
-        .unwrap();
+    let store = pooled_through(&proxy).await;
     let group = fresh_group("round-trips-pool");
     let batch = ten_thousand();
 
@@ -228,6 +233,70 @@ async fn each_operation_is_one_round_trip_through_the_pool() {
         assert_eq!(
             settled, 2,
             "{operation}: expected the statement plus sqlx's release check, got {settled}"
+        );
+    }
+}
+
+/// The operations API through the pool: what the crate doc's table says each call waits for.
+/// `start_at` is a transaction (`BEGIN`, the name's advisory lock, the insert, `COMMIT`) so
+/// that concurrent calls of one name take turns; `retire` one of five (`BEGIN`, the lock
+/// timeout, `LOCK TABLE`, tombstone and delete, `COMMIT`).
+#[tokio::test(flavor = "current_thread")]
+async fn the_operations_api_takes_the_round_trips_the_crate_doc_states() {
+    use checkpoint_core::CheckpointAdmin;
+
+    let proxy = proxy().await;
+    let store = pooled_through(&proxy).await;
+    let group = fresh_group("round-trips-admin");
+    // Warm-up, so every statement is prepared on the pool's one connection.
+    store.start_at(&group, "warm", &[(0, 1)]).await.unwrap();
+    settle().await;
+    store.retire(&group, "warm").await.unwrap();
+    settle().await;
+    store.retired(&group).await.unwrap();
+    settle().await;
+    store.purge(&group, "warm").await.unwrap();
+    settle().await;
+    store.groups().await.unwrap();
+    settle().await;
+    let connections = proxy.connections();
+
+    let mut measured = Vec::new();
+    macro_rules! measure {
+        ($name:expr, $want:expr, $call:expr) => {{
+            proxy.reset();
+            let result = $call.await;
+            measured.push(($name, proxy.round_trips(), $want));
+            settle().await;
+            result
+        }};
+    }
+    measure!(
+        "start_at",
+        4,
+        store.start_at(&group, "s", &[(0, 5), (1, 6)])
+    )
+    .unwrap();
+    measure!(
+        "start_at refused (Exists)",
+        4,
+        store.start_at(&group, "s", &[(2, 5)])
+    )
+    .unwrap_err();
+    measure!("retire", 5, store.retire(&group, "s")).unwrap();
+    measure!("retired", 1, store.retired(&group)).unwrap();
+    measure!("purge", 1, store.purge(&group, "s")).unwrap();
+    measure!("groups", 1, store.groups()).unwrap();
+    println!("round trips of the operations API (waited for): {measured:?}");
+    assert_eq!(
+        proxy.connections(),
+        connections,
+        "the measured calls opened new connections, so the counts include handshakes"
+    );
+    for (operation, got, want) in measured {
+        assert_eq!(
+            got, want,
+            "{operation}: the caller waited for {got} round trips"
         );
     }
 }

@@ -1,0 +1,11 @@
+-- $1 group, $2 subscription. The first statement of start_at's transaction: a transaction-level
+-- advisory lock on the name, held until commit, so that concurrent start_ats of one name take
+-- turns. Without it each call's `NOT EXISTS` check (start_at.sql) runs on a READ COMMITTED
+-- snapshot that misses the other's uncommitted rows, and two calls over disjoint partitions
+-- would both succeed. The lock is taken in a statement of its own because a statement's
+-- snapshot is taken before it executes: start_at.sql, sent after the lock is granted, sees
+-- whatever a call that held it committed (a transaction's effects are visible before its locks
+-- are released). The key is a 64-bit hash of the two names: a collision (with another name or
+-- with an application's own advisory lock) only makes a start_at wait its turn, bounded by the
+-- store's timeout.
+SELECT pg_advisory_xact_lock(hashtextextended($1, 0) # hashtextextended($2, 1))
