@@ -7,6 +7,7 @@
 //! large subscription never fails for its size alone.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -40,6 +41,41 @@ impl Found {
 struct Subscription {
     tombstone: bool,
     items: Vec<Found>,
+}
+
+/// How many times `start_at` tries when a concurrent writer of the same name refuses it.
+pub(crate) const START_AT_ATTEMPTS: u32 = 4;
+
+/// Why one attempt of `start_at` did not create the subscription.
+#[derive(Debug)]
+enum Attempt {
+    /// A concurrent writer of the name (another `start_at`, or a save) refused it after the
+    /// name was seen free; what it created is taken back, so it may try again.
+    Contended,
+    /// Refused for good (`Exists` seen at the start, `Retired`) or failed.
+    Failed(Error),
+}
+
+impl From<Error> for Attempt {
+    fn from(error: Error) -> Self {
+        Attempt::Failed(error)
+    }
+}
+
+/// The pause before attempt `attempt + 1` of a contended `start_at` whose attempt took
+/// `took`: random, so that two calls that refused each other do not meet again, and long
+/// enough for the other call to finish (up to twice the attempt's own time, doubled each
+/// attempt), so the one that waits longer finds the other's subscription and answers `Exists`.
+fn start_at_pause(attempt: u32, took: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let ceiling = took.saturating_mul(2 << attempt.saturating_sub(1).min(4));
+    let ceiling_us = u64::try_from(ceiling.as_micros())
+        .unwrap_or(u64::MAX)
+        .max(1_000);
+    Duration::from_micros(random % ceiling_us)
 }
 
 /// The next page's start: `None` once the last page is read (DynamoDB sends no key, or an empty
@@ -130,6 +166,139 @@ impl DynamoDbCheckpointStore {
         })
         .await
     }
+
+    /// One attempt of `start_at`, after validation: the steps of the crate doc's create
+    /// protocol for every partition at once.
+    async fn start_at_once(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Attempt> {
+        let op = Operation::StartAt;
+        let found = self.subscription(op, group, subscription).await?;
+        if found.tombstone {
+            return Err(Error::retired(group, subscription).into());
+        }
+        if !found.items.is_empty() {
+            return Err(Error::exists(group, subscription).into());
+        }
+        // (a) Every partition, pending, only where no item is. The name had no item a moment
+        // ago, so a partition taken now is a concurrent writer's.
+        let mine = match self
+            .put_pending_partitions(group, subscription, positions)
+            .await
+        {
+            Err(Error::Exists { .. }) => return Err(Attempt::Contended),
+            other => other?,
+        };
+        // (b) Alone under the name, and not retired.
+        if let Err(refusal) = self.alone_and_not_retired(group, subscription, &mine).await {
+            self.take_back(op, group, subscription, mine).await?;
+            return Err(match refusal {
+                Error::Exists { .. } => Attempt::Contended,
+                other => other.into(),
+            });
+        }
+        // (c) Visible, unless retired meanwhile.
+        self.for_each_partition(op, mine, |partition| async move {
+            match requests::finish_pending(self, group, subscription, partition)
+                .send()
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(error) if is_condition_failed(&error) => {
+                    Err(Error::retired(group, subscription))
+                }
+                Err(error) => Err(sdk_error(op, error)),
+            }
+        })
+        .await
+        .map_err(Attempt::from)
+    }
+
+    /// Step (a) of `start_at`: a pending item for every partition, each only where no item is.
+    /// Returns the partitions it created; when another writer got one first (or a request
+    /// failed), takes back what it created, so that a refusal leaves nothing behind.
+    async fn put_pending_partitions(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<Vec<u32>, Error> {
+        let op = Operation::StartAt;
+        let created = stream::iter(positions.iter().copied())
+            .map(|(partition, position)| async move {
+                let request =
+                    requests::put_pending(self, group, subscription, partition, position, None);
+                match self.timed(op, request.send()).await {
+                    Ok(Ok(_)) => Ok((partition, true)),
+                    Ok(Err(error)) if is_condition_failed(&error) => Ok((partition, false)),
+                    Ok(Err(error)) => Err((partition, sdk_error(op, error))),
+                    Err(timeout) => Err((partition, timeout)),
+                }
+            })
+            .buffer_unordered(self.max_concurrency())
+            .collect::<Vec<Result<(u32, bool), (u32, Error)>>>()
+            .await;
+        let mut mine = Vec::new();
+        let mut refusal = None;
+        for outcome in created {
+            match outcome {
+                Ok((partition, true)) => mine.push(partition),
+                Ok((_, false)) => {
+                    refusal.get_or_insert_with(|| Error::exists(group, subscription));
+                }
+                // A failed put may have taken effect: take it back too.
+                Err((partition, error)) => {
+                    mine.push(partition);
+                    refusal = Some(error);
+                }
+            }
+        }
+        match refusal {
+            Some(refusal) => {
+                self.take_back(op, group, subscription, mine).await?;
+                Err(refusal)
+            }
+            None => Ok(mine),
+        }
+    }
+
+    /// Step (b) of `start_at`, after every item of step (a) is written: a consistent `Query`
+    /// of the group. A tombstone refuses the call as retired (a retire that began before (a)
+    /// ended has put it by now, or will find the pending items and mark them); an item of the
+    /// name on a partition this call did not create (another `start_at`'s or a save's) refuses
+    /// it as existing. Of two concurrent calls over disjoint partitions, the one whose `Query`
+    /// starts last sees the other's items, which were all written before the other's `Query`
+    /// began; so they cannot both pass, and they may both be refused.
+    async fn alone_and_not_retired(
+        &self,
+        group: &str,
+        subscription: &str,
+        mine: &[u32],
+    ) -> Result<(), Error> {
+        let found = self
+            .subscription(Operation::StartAt, group, subscription)
+            .await?;
+        if found.tombstone {
+            return Err(Error::retired(group, subscription));
+        }
+        let mine: BTreeSet<u32> = mine.iter().copied().collect();
+        if let Some(other) = found
+            .items
+            .iter()
+            .find(|item| !mine.contains(&item.partition))
+        {
+            tracing::debug!(
+                partition = other.partition,
+                pending = other.pending,
+                "another writer's item under the name"
+            );
+            return Err(Error::exists(group, subscription));
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -188,8 +357,11 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
 
     /// A consistent `Query` of the group (is there any item or a tombstone?), then the create
     /// protocol for every partition at once: a `PutItem` each (pending, only where no item is),
-    /// one `GetItem` of the tombstone, an `UpdateItem` each. Not all-or-nothing: see the
-    /// [crate documentation](crate).
+    /// a second consistent `Query` of the group (a tombstone, or another caller's items of the
+    /// name, refuse the call), an `UpdateItem` each. Refused by a concurrent writer of the name,
+    /// it takes back what it created and tries again after a random pause (at most
+    /// [`START_AT_ATTEMPTS`] times), so of two calls that refused each other one usually goes
+    /// through. Not all-or-nothing: see the [crate documentation](crate).
     #[tracing::instrument(
         name = "checkpoint.start_at",
         level = "debug",
@@ -206,81 +378,20 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
         validate_start_at(group, subscription, positions)?;
-        let op = Operation::StartAt;
-        let found = self.subscription(op, group, subscription).await?;
-        if found.tombstone {
-            return Err(Error::retired(group, subscription));
-        }
-        if !found.items.is_empty() {
-            return Err(Error::exists(group, subscription));
-        }
-
-        // (a) Every partition, pending, only where no item is.
-        let created = stream::iter(positions.iter().copied())
-            .map(|(partition, position)| async move {
-                let request =
-                    requests::put_pending(self, group, subscription, partition, position, None);
-                match self.timed(op, request.send()).await {
-                    Ok(Ok(_)) => Ok((partition, true)),
-                    Ok(Err(error)) if is_condition_failed(&error) => Ok((partition, false)),
-                    Ok(Err(error)) => Err((partition, sdk_error(op, error))),
-                    Err(timeout) => Err((partition, timeout)),
+        let mut attempt = 1;
+        loop {
+            let began = Instant::now();
+            match self.start_at_once(group, subscription, positions).await {
+                Err(Attempt::Contended) if attempt < START_AT_ATTEMPTS => {
+                    tracing::debug!(attempt, "refused by a concurrent writer of the name");
+                    tokio::time::sleep(start_at_pause(attempt, began.elapsed())).await;
+                    attempt += 1;
                 }
-            })
-            .buffer_unordered(self.max_concurrency())
-            .collect::<Vec<Result<(u32, bool), (u32, Error)>>>()
-            .await;
-        let mut mine = Vec::new();
-        let mut refusal = None;
-        for outcome in created {
-            match outcome {
-                Ok((partition, true)) => mine.push(partition),
-                Ok((_, false)) => {
-                    refusal.get_or_insert_with(|| Error::exists(group, subscription));
-                }
-                // A failed put may have taken effect: take it back too.
-                Err((partition, error)) => {
-                    mine.push(partition);
-                    refusal = Some(error);
-                }
+                Err(Attempt::Contended) => return Err(Error::exists(group, subscription)),
+                Err(Attempt::Failed(error)) => return Err(error),
+                Ok(()) => return Ok(()),
             }
         }
-        if let Some(refusal) = refusal {
-            // Another writer got there first (or a request failed): take back what this call
-            // created, so that a refusal leaves nothing behind.
-            self.take_back(op, group, subscription, mine).await?;
-            return Err(refusal);
-        }
-
-        // (b) A retire that began before (a) ended has put its tombstone by now, or will see
-        // the pending items and mark them.
-        let tombstone = self
-            .timed(
-                op,
-                requests::get_tombstone(self, group, subscription).send(),
-            )
-            .await?
-            .map_err(|e| sdk_error(op, e))?;
-        if tombstone.item.is_some_and(|item| !item.is_empty()) {
-            self.take_back(op, group, subscription, mine).await?;
-            return Err(Error::retired(group, subscription));
-        }
-
-        // (c) Visible, unless retired meanwhile.
-        let partitions: Vec<u32> = positions.iter().map(|&(partition, _)| partition).collect();
-        self.for_each_partition(op, partitions, |partition| async move {
-            match requests::finish_pending(self, group, subscription, partition)
-                .send()
-                .await
-            {
-                Ok(_) => Ok(()),
-                Err(error) if is_condition_failed(&error) => {
-                    Err(Error::retired(group, subscription))
-                }
-                Err(error) => Err(sdk_error(op, error)),
-            }
-        })
-        .await
     }
 
     /// A `PutItem` of the tombstone, then a consistent `Query` of the group, every page

@@ -207,7 +207,8 @@
 //!   save's own condition at no extra cost.
 //! - **The create protocol**, once in a checkpoint's lifetime (its first `save`, `claim` or a
 //!   `start_at`): (a) `PutItem` of the item with `pending = true`, condition
-//!   `attribute_not_exists(key)`; (b) a consistent `GetItem` of the tombstone: if there is one,
+//!   `attribute_not_exists(key)`; (b) a consistent `GetItem` of the tombstone (`start_at`: a
+//!   consistent `Query` of the group, which holds the tombstone item): if there is one,
 //!   the item is marked `retired` and the save is ignored (the claim fails with
 //!   [`Error::Retired`](checkpoint_core::Error::Retired)); (c) `UpdateItem REMOVE pending`,
 //!   condition `attribute_not_exists(retired)`: only now can a read see the item. When (c)
@@ -245,7 +246,7 @@
 //! | operation | requests |
 //! | --- | --- |
 //! | `retire` of a subscription with N checkpoints | 1 `PutItem`, 1 `Query` per page of the group, N `UpdateItem` (32 in flight) |
-//! | `start_at` of N partitions | 1 `Query` per page of the group, N `PutItem`, 1 `GetItem`, N `UpdateItem` |
+//! | `start_at` of N partitions | 1 `Query` per page of the group, N `PutItem`, 1 `Query` per page of the group again, N `UpdateItem`; a refused attempt under contention also N `DeleteItem`, and is tried again |
 //! | `purge` of N items | 1 `Query` per page of the group, N `DeleteItem`, 1 `DeleteItem` of the tombstone |
 //! | `retired(group)` | 1 `Query` (`begins_with(key, "retired#")`) per page |
 //! | `groups()` | 1 `Scan` of the keys and flags per page ([`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items, else 1 MB), consistent |
@@ -257,15 +258,24 @@
 //! **`start_at` is not all-or-nothing on DynamoDB**: without transactions on every server it
 //! runs on, it creates the partitions one by one with the create protocol (each conditional on
 //! `attribute_not_exists(key)`, so it never moves an existing checkpoint). It first checks with
-//! a consistent `Query` that the subscription has no item and no tombstone; a conflict that
-//! appears after that (a concurrent writer of the same name) refuses the call with
-//! [`Error::Exists`](checkpoint_core::Error::Exists) and deletes the items this call created
-//! that are still pending, so two concurrent `start_at`s of one name leave one of them, or
-//! (both refused) nothing; run it again. A call that **fails midway** (a timeout, a crash)
-//! can leave some partitions created, visible or pending: an operator who sees a `start_at`
-//! fail with anything but `Exists` or `Retired` lists the subscription, and either calls
-//! `start_at` for a new name or retires the half-created one (`retire`, then `purge`) and
-//! starts it again.
+//! a consistent `Query` that the subscription has no item and no tombstone, then puts its
+//! pending items, then reads the group again (consistently) before it makes any of them
+//! visible: a tombstone refuses the call with [`Error::Retired`](checkpoint_core::Error::Retired),
+//! and an item of the name on a partition this call did not create (a concurrent `start_at` or
+//! save of the same name) with [`Error::Exists`](checkpoint_core::Error::Exists); a refused call
+//! deletes the items it created that are still pending. Of two concurrent `start_at`s of one
+//! name, whatever partitions they name, the one whose second read starts last sees every item
+//! of the other (all written before the other's second read began), so **at most one
+//! succeeds**; their partitions are never mixed into one subscription. Calls that refuse each
+//! other that way have both taken back what they created: each tries again after a random
+//! pause (up to twice its attempt's time, doubled each time, four attempts in all), and the
+//! one that waits longer then finds the other's subscription and answers `Exists`. Only when
+//! every attempt meets a concurrent writer are both refused (`Exists`): run it again. In the
+//! kit's race of three calls over disjoint partitions, every round had exactly one winner on
+//! moto and on dynalite. A call that **fails midway** (a timeout, a crash) can leave some partitions
+//! created, visible or pending: an operator who sees a `start_at` fail with anything but
+//! `Exists` or `Retired` lists the subscription, and either calls `start_at` for a new name or
+//! retires the half-created one (`retire`, then `purge`) and starts it again.
 //!
 //! **`purge`**: without a tombstone, live checkpoints are refused
 //! ([`Error::NotRetired`](checkpoint_core::Error::NotRetired)) and a name with nothing is

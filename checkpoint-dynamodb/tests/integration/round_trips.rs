@@ -157,7 +157,7 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
         .await
         .unwrap();
     count(
-        "start_at of 3 partitions (a Query, 3 pending puts, the tombstone read, 3 updates)",
+        "start_at of 3 partitions (a Query, 3 pending puts, a second Query, 3 updates)",
         8,
     );
     store.save(&group, "old", 0, 11).await.unwrap();
