@@ -64,6 +64,8 @@ pub mod settings;
 mod store;
 mod store_impls;
 pub mod stored;
+#[cfg(feature = "tokio")]
+pub mod timeout;
 pub mod validation;
 
 pub use admin::CheckpointAdmin;
