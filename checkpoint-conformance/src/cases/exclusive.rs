@@ -1,6 +1,8 @@
 //! One public case per clause of the exclusive contract: claim with a query fingerprint and a
 //! compare-and-set advance.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use checkpoint_core::validation::{MAX_NAME_BYTES, MAX_POSITION};
 use checkpoint_core::{
     Argument, Checkpoint, Error, ExclusiveCheckpointStore, Fingerprint, InvalidReason,
@@ -352,11 +354,32 @@ pub async fn exclusive_contenders_one_winner_per_step(
 }
 
 async fn contend(store: &dyn ExclusiveCheckpointStore, plan: &ContentionPlan) -> CaseResult {
-    use std::sync::atomic::{AtomicU64, Ordering};
     let group = fresh_group("contend");
     let group = group.as_str();
-    let clock = AtomicU64::new(0);
-    // Phase 1: every process claims at once, each proposing its own initial position.
+    let initial = claim_all_at_once(store, group, plan).await?;
+    let (mut won, refused) = race_to_advance(store, group, plan, initial).await?;
+    won.sort_by_key(|w| w.from);
+    let chain = ensure_one_chain(initial, &won)?;
+    ensure_refusals_name_chain_positions(&refused, &chain)?;
+    ensure_eq!(
+        store.load(group, "projection", 0).await?,
+        chain.last().copied(),
+        "final position after the contention"
+    );
+    Ok(())
+}
+
+/// A refused advance: the process, the position it expected and the current one it was told.
+type Refusal = (usize, u64, Option<u64>);
+
+/// Phase 1 of a contention run, apart so that [`contend`] reads as its phases: every process
+/// claims at once, each proposing its own initial position, and all must get back the one that
+/// was created, which is returned.
+async fn claim_all_at_once(
+    store: &dyn ExclusiveCheckpointStore,
+    group: &str,
+    plan: &ContentionPlan,
+) -> Result<u64, Failure> {
     let claims = join_all(
         plan.initials
             .iter()
@@ -370,42 +393,20 @@ async fn contend(store: &dyn ExclusiveCheckpointStore, plan: &ContentionPlan) ->
         "concurrent first claims returned {claimed:?} for proposed initial positions {:?}: all must return the one that was created",
         plan.initials
     );
-    // Phase 2: every process advances from where it believes the position is; a loser re-claims.
+    Ok(initial)
+}
+
+/// Phase 2 of a contention run: every process of the plan advances concurrently from where it
+/// believes the position is, on one shared logical clock; returns all wins and all refusals.
+async fn race_to_advance(
+    store: &dyn ExclusiveCheckpointStore,
+    group: &str,
+    plan: &ContentionPlan,
+    initial: u64,
+) -> Result<(Vec<Won>, Vec<Refusal>), Failure> {
+    let clock = AtomicU64::new(0);
     let processes = plan.steps.iter().enumerate().map(|(process, steps)| {
-        let clock = &clock;
-        async move {
-            let mut won = Vec::new();
-            let mut refused = Vec::new();
-            let mut position = initial;
-            for (i, step) in steps.iter().enumerate() {
-                for _ in 0..(i + process) % 3 {
-                    tokio::task::yield_now().await;
-                }
-                let start = clock.fetch_add(1, Ordering::SeqCst);
-                let result = store
-                    .advance(group, "projection", 0, position, position + step)
-                    .await;
-                let end = clock.fetch_add(1, Ordering::SeqCst);
-                match result {
-                    Ok(()) => {
-                        won.push(Won {
-                            process,
-                            from: position,
-                            to: position + step,
-                            start,
-                            end,
-                        });
-                        position += step;
-                    }
-                    Err(Error::Moved { expected, current }) => {
-                        refused.push((process, expected, current));
-                        position = store.claim(group, "projection", 0, QUERY_A, 0).await?;
-                    }
-                    Err(error) => return Err(Failure::from(error)),
-                }
-            }
-            Ok::<_, Failure>((won, refused))
-        }
+        advance_as_one_process(store, group, &clock, process, steps, initial)
     });
     let mut won = Vec::new();
     let mut refused = Vec::new();
@@ -414,8 +415,57 @@ async fn contend(store: &dyn ExclusiveCheckpointStore, plan: &ContentionPlan) ->
         won.extend(w);
         refused.extend(r);
     }
-    won.sort_by_key(|w| w.from);
-    // One chain from the initial position: exactly one winner per step, no skip, no going back.
+    Ok((won, refused))
+}
+
+/// One contending process: tries each of its steps in turn, yielding a varying number of times
+/// first so that the processes interleave, stamps each advance on the shared `clock`, and
+/// re-claims to learn the position when it loses.
+async fn advance_as_one_process(
+    store: &dyn ExclusiveCheckpointStore,
+    group: &str,
+    clock: &AtomicU64,
+    process: usize,
+    steps: &[u64],
+    initial: u64,
+) -> Result<(Vec<Won>, Vec<Refusal>), Failure> {
+    let mut won = Vec::new();
+    let mut refused = Vec::new();
+    let mut position = initial;
+    for (i, step) in steps.iter().enumerate() {
+        for _ in 0..(i + process) % 3 {
+            tokio::task::yield_now().await;
+        }
+        let start = clock.fetch_add(1, Ordering::SeqCst);
+        let result = store
+            .advance(group, "projection", 0, position, position + step)
+            .await;
+        let end = clock.fetch_add(1, Ordering::SeqCst);
+        match result {
+            Ok(()) => {
+                won.push(Won {
+                    process,
+                    from: position,
+                    to: position + step,
+                    start,
+                    end,
+                });
+                position += step;
+            }
+            Err(Error::Moved { expected, current }) => {
+                refused.push((process, expected, current));
+                position = store.claim(group, "projection", 0, QUERY_A, 0).await?;
+            }
+            Err(error) => return Err(Failure::from(error)),
+        }
+    }
+    Ok((won, refused))
+}
+
+/// Checks that the wins, sorted by where they start, form one chain from the initial position:
+/// exactly one winner per step, no skip, no going back, and no win returning before the win it
+/// depends on started. Returns the chain of positions, the initial one first.
+fn ensure_one_chain(initial: u64, won: &[Won]) -> Result<Vec<u64>, Failure> {
     let mut expected_from = initial;
     let mut chain = vec![initial];
     for (i, w) in won.iter().enumerate() {
@@ -441,17 +491,17 @@ async fn contend(store: &dyn ExclusiveCheckpointStore, plan: &ContentionPlan) ->
         expected_from = w.to;
         chain.push(w.to);
     }
-    // Every refusal named a position the checkpoint really had, other than the one expected.
-    for (process, expected, current) in &refused {
+    Ok(chain)
+}
+
+/// Checks that every refusal named a position the checkpoint really had, other than the one
+/// expected.
+fn ensure_refusals_name_chain_positions(refused: &[Refusal], chain: &[u64]) -> CaseResult {
+    for (process, expected, current) in refused {
         ensure!(
             current.is_some_and(|c| c != *expected && chain.contains(&c)),
             "process {process} was refused at {expected} with current position {current:?}, which is not a position of the chain {chain:?}"
         );
     }
-    ensure_eq!(
-        store.load(group, "projection", 0).await?,
-        Some(expected_from),
-        "final position after the contention"
-    );
     Ok(())
 }

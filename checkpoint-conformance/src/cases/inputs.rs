@@ -95,6 +95,13 @@ pub async fn invalid_inputs_are_rejected(store: &dyn CheckpointStore) -> CaseRes
     Ok(())
 }
 
+/// One arbitrary call: the group suffix, the subscription, the partition and the position.
+type ArbitraryCall = (String, String, u32, u64);
+
+/// What the store must hold after the valid calls of one run: for each group, the highest
+/// position saved for each subscription and partition.
+type SavedModel = BTreeMap<String, BTreeMap<(String, u32), u64>>;
+
 /// Arbitrary names, partitions and positions through every entry point: valid ones are stored
 /// and read back exactly, invalid ones are rejected with the invalid-input error naming the
 /// first invalid argument (group, then subscription, then position), and leave nothing.
@@ -118,76 +125,123 @@ pub async fn arbitrary_inputs_round_trip_or_are_rejected(
             .new_tree(&mut runner)
             .map_err(|reason| Failure::new(format!("generating inputs: {reason}")))?
             .current();
-        let base = fresh_group("arbitrary");
-        let mut model: BTreeMap<String, BTreeMap<(String, u32), u64>> = BTreeMap::new();
         let context = |what: String| format!("run {run} (CHECKPOINT_SEED={}): {what}", config.seed);
-        for (group_suffix, subscription, partition, position) in &calls {
-            let group = format!("{base}{group_suffix}");
-            let expected_argument = first_invalid(
-                &group,
-                Some(subscription),
-                &[(Argument::Position, *position)],
-            );
-            let what = format!("save({group:?}, {subscription:?}, {partition}, {position})");
-            match expected_argument {
-                Some(argument) => {
-                    expect_invalid(
-                        store
-                            .save(&group, subscription, *partition, *position)
-                            .await,
-                        argument,
-                        &context(what.clone()),
-                    )?;
-                    let batch = [Checkpoint::new(subscription.clone(), *partition, *position)];
-                    expect_invalid(
-                        store.save_all(&group, &batch).await,
-                        argument,
-                        &context(format!("save_all of {what}")),
-                    )?;
-                    if argument != Argument::Position {
-                        expect_invalid(
-                            store.load(&group, subscription, *partition).await,
-                            argument,
-                            &context(format!("load of {what}")),
-                        )?;
-                    }
-                    if argument == Argument::Group {
-                        expect_invalid(
-                            store.list(&group).await,
-                            argument,
-                            &context(format!("list({group:?})")),
-                        )?;
-                    }
-                }
-                None => {
-                    store
-                        .save(&group, subscription, *partition, *position)
-                        .await?;
-                    let stored = model
-                        .entry(group.clone())
-                        .or_default()
-                        .entry((subscription.clone(), *partition))
-                        .or_insert(*position);
-                    *stored = (*stored).max(*position);
-                    let want = Some(*stored);
-                    ensure_eq!(
-                        store.load(&group, subscription, *partition).await?,
-                        want,
-                        "{}",
-                        context(format!("load after {what}"))
-                    );
-                }
+        run_arbitrary_calls(store, &calls, &context).await?;
+    }
+    Ok(())
+}
+
+/// One run of [`arbitrary_inputs_round_trip_or_are_rejected`] under a fresh group prefix, apart
+/// so that the case reads as generate-then-run: each call is either rejected or round-trips,
+/// then every group is listed against the model of what was saved.
+async fn run_arbitrary_calls(
+    store: &dyn CheckpointStore,
+    calls: &[ArbitraryCall],
+    context: &dyn Fn(String) -> String,
+) -> CaseResult {
+    let base = fresh_group("arbitrary");
+    let mut model = SavedModel::new();
+    for call in calls {
+        let (group_suffix, subscription, partition, position) = call;
+        let group = format!("{base}{group_suffix}");
+        let expected_argument = first_invalid(
+            &group,
+            Some(subscription),
+            &[(Argument::Position, *position)],
+        );
+        let what = format!("save({group:?}, {subscription:?}, {partition}, {position})");
+        match expected_argument {
+            Some(argument) => {
+                expect_rejected_everywhere(store, &group, call, argument, &what, context).await?;
             }
+            None => save_and_read_back(store, &mut model, &group, call, &what, context).await?,
         }
-        for (group, want) in &model {
-            ensure!(
-                listed(store, group).await? == *want,
-                "{}",
-                context(format!(
-                    "list({group:?}) does not return exactly what was saved"
-                ))
-            );
-        }
+    }
+    ensure_lists_match_model(store, &model, context).await
+}
+
+/// An invalid call must be rejected, naming `argument`, by every entry point that takes the
+/// invalid argument: save and save_all always, load unless only the position is invalid, and
+/// list when the group is.
+async fn expect_rejected_everywhere(
+    store: &dyn CheckpointStore,
+    group: &str,
+    (_, subscription, partition, position): &ArbitraryCall,
+    argument: Argument,
+    what: &str,
+    context: &dyn Fn(String) -> String,
+) -> CaseResult {
+    expect_invalid(
+        store.save(group, subscription, *partition, *position).await,
+        argument,
+        &context(what.to_owned()),
+    )?;
+    let batch = [Checkpoint::new(subscription.clone(), *partition, *position)];
+    expect_invalid(
+        store.save_all(group, &batch).await,
+        argument,
+        &context(format!("save_all of {what}")),
+    )?;
+    if argument != Argument::Position {
+        expect_invalid(
+            store.load(group, subscription, *partition).await,
+            argument,
+            &context(format!("load of {what}")),
+        )?;
+    }
+    if argument == Argument::Group {
+        expect_invalid(
+            store.list(group).await,
+            argument,
+            &context(format!("list({group:?})")),
+        )?;
+    }
+    Ok(())
+}
+
+/// A valid call is saved, recorded in `model` (which keeps the highest position, as the
+/// monotonic contract does), and must load back as the model says.
+async fn save_and_read_back(
+    store: &dyn CheckpointStore,
+    model: &mut SavedModel,
+    group: &str,
+    (_, subscription, partition, position): &ArbitraryCall,
+    what: &str,
+    context: &dyn Fn(String) -> String,
+) -> CaseResult {
+    store
+        .save(group, subscription, *partition, *position)
+        .await?;
+    let stored = model
+        .entry(group.to_owned())
+        .or_default()
+        .entry((subscription.clone(), *partition))
+        .or_insert(*position);
+    *stored = (*stored).max(*position);
+    let want = Some(*stored);
+    ensure_eq!(
+        store.load(group, subscription, *partition).await?,
+        want,
+        "{}",
+        context(format!("load after {what}"))
+    );
+    Ok(())
+}
+
+/// At the end of a run, every group the model knows must list exactly what was saved in it.
+async fn ensure_lists_match_model(
+    store: &dyn CheckpointStore,
+    model: &SavedModel,
+    context: &dyn Fn(String) -> String,
+) -> CaseResult {
+    for (group, want) in model {
+        ensure!(
+            listed(store, group).await? == *want,
+            "{}",
+            context(format!(
+                "list({group:?}) does not return exactly what was saved"
+            ))
+        );
     }
     Ok(())
 }

@@ -339,23 +339,50 @@ pub async fn black_hole_and_back(
     bounds: BlackHoleBounds,
 ) -> Result<BlackHoleReport, Failure> {
     let group = fresh_group("black-hole");
+    warm_up_through_proxies(store, &group).await?;
+    for proxy in proxies {
+        proxy.black_hole();
+    }
+    let timed_out = time_out_in_black_hole(store, &group, bounds).await?;
+    for proxy in proxies {
+        proxy.forward();
+    }
+    let recovery = recover_after_black_hole(store, &group, bounds).await?;
+    let after = work_after_recovery(store, &group, bounds).await?;
+    Ok(BlackHoleReport {
+        timed_out,
+        recovery,
+        after,
+    })
+}
+
+/// Step 1 of [`black_hole_and_back`]: `save`, `save_all` and `list` through the proxies, so that
+/// the store has connections to lose, then [`SETTLE`] for what it does in the background.
+async fn warm_up_through_proxies(store: &dyn CheckpointStore, group: &str) -> Result<(), Failure> {
     let warm_up = |error: Error| {
         Failure::new(format!(
             "before the black hole, through the proxies: {}",
             error_chain(&error)
         ))
     };
-    store.save(&group, "s", 0, 1).await.map_err(warm_up)?;
+    store.save(group, "s", 0, 1).await.map_err(warm_up)?;
     store
-        .save_all(&group, &[Checkpoint::new("s", 1, 1)])
+        .save_all(group, &[Checkpoint::new("s", 1, 1)])
         .await
         .map_err(warm_up)?;
-    store.list(&group).await.map_err(warm_up)?;
+    store.list(group).await.map_err(warm_up)?;
     tokio::time::sleep(SETTLE).await;
+    Ok(())
+}
 
-    for proxy in proxies {
-        proxy.black_hole();
-    }
+/// Step 2 of [`black_hole_and_back`], with every proxy a black hole: [`BLACK_HOLE_ROUNDS`] times
+/// over, each of the four operations must time out within the bounds. Returns every call made,
+/// in order, with how long it took.
+async fn time_out_in_black_hole(
+    store: &dyn CheckpointStore,
+    group: &str,
+    bounds: BlackHoleBounds,
+) -> Result<Vec<(Operation, Duration)>, Failure> {
     let mut timed_out = Vec::new();
     for round in 0..BLACK_HOLE_ROUNDS {
         // Positions below the ones saved after the black hole, whether applied or not.
@@ -371,48 +398,68 @@ pub async fn black_hole_and_back(
         ] {
             let started = Instant::now();
             let result = match operation {
-                Operation::Save => store.save(&group, "s", 0, 2 + round).await,
-                Operation::Load => store.load(&group, "s", 0).await.map(drop),
-                Operation::SaveAll => store.save_all(&group, &batch).await,
-                _ => store.list(&group).await.map(drop),
+                Operation::Save => store.save(group, "s", 0, 2 + round).await,
+                Operation::Load => store.load(group, "s", 0).await.map(drop),
+                Operation::SaveAll => store.save_all(group, &batch).await,
+                _ => store.list(group).await.map(drop),
             };
             let took = started.elapsed();
-            match result {
-                Err(Error::Timeout {
-                    operation: timed,
-                    after,
-                    ..
-                }) if timed == operation && after == bounds.timeout => {}
-                Err(error) => {
-                    return Err(Failure::new(format!(
-                        "{operation:?} in a black hole (round {round}) after {took:?}: expected \
-                         Error::Timeout for {operation:?} after {:?}, got {error:?}: {}",
-                        bounds.timeout,
-                        error_chain(&error)
-                    )));
-                }
-                Ok(()) => {
-                    return Err(Failure::new(format!(
-                        "{operation:?} in a black hole (round {round}) succeeded: the store \
-                         reaches its server around the proxies"
-                    )));
-                }
-            }
-            if took < bounds.timeout || took > bounds.timeout + bounds.margin {
-                return Err(Failure::new(format!(
-                    "{operation:?} in a black hole (round {round}) timed out after {took:?}, \
-                     not within {:?} of its {:?} timeout",
-                    bounds.margin, bounds.timeout
-                )));
-            }
+            expect_timeout_within_bounds(operation, round, result, took, bounds)?;
             timed_out.push((operation, took));
         }
     }
+    Ok(timed_out)
+}
 
-    for proxy in proxies {
-        proxy.forward();
+/// Checks one call made in the black hole: it must end in [`Error::Timeout`] for its own
+/// operation and the store's timeout (success means the store reaches its server around the
+/// proxies), no sooner than the timeout and no later than the margin after it.
+fn expect_timeout_within_bounds(
+    operation: Operation,
+    round: u64,
+    result: Result<(), Error>,
+    took: Duration,
+    bounds: BlackHoleBounds,
+) -> Result<(), Failure> {
+    match result {
+        Err(Error::Timeout {
+            operation: timed,
+            after,
+            ..
+        }) if timed == operation && after == bounds.timeout => {}
+        Err(error) => {
+            return Err(Failure::new(format!(
+                "{operation:?} in a black hole (round {round}) after {took:?}: expected \
+                 Error::Timeout for {operation:?} after {:?}, got {error:?}: {}",
+                bounds.timeout,
+                error_chain(&error)
+            )));
+        }
+        Ok(()) => {
+            return Err(Failure::new(format!(
+                "{operation:?} in a black hole (round {round}) succeeded: the store \
+                 reaches its server around the proxies"
+            )));
+        }
     }
-    let recovery = save_until_recovered(store, &group, "s", 0, 10, bounds.recovery)
+    if took < bounds.timeout || took > bounds.timeout + bounds.margin {
+        return Err(Failure::new(format!(
+            "{operation:?} in a black hole (round {round}) timed out after {took:?}, \
+             not within {:?} of its {:?} timeout",
+            bounds.margin, bounds.timeout
+        )));
+    }
+    Ok(())
+}
+
+/// Step 3 of [`black_hole_and_back`], with the proxies forwarding again: a `save` of position
+/// 10, retried every 10 ms, must succeed within `bounds.recovery`.
+async fn recover_after_black_hole(
+    store: &dyn CheckpointStore,
+    group: &str,
+    bounds: BlackHoleBounds,
+) -> Result<Recovery, Failure> {
+    let recovery = save_until_recovered(store, group, "s", 0, 10, bounds.recovery)
         .await
         .map_err(|failure| {
             Failure::new(format!(
@@ -426,7 +473,17 @@ pub async fn black_hole_and_back(
             recovery.took, recovery.failures, bounds.recovery
         )));
     }
+    Ok(recovery)
+}
 
+/// Step 4 of [`black_hole_and_back`], once recovered: `load`, `save_all`, `list` and `save` each
+/// succeed within `bounds.timeout`, and read back exactly what was saved, so the saves that
+/// timed out moved nothing past the later ones. Returns each call with how long it took.
+async fn work_after_recovery(
+    store: &dyn CheckpointStore,
+    group: &str,
+    bounds: BlackHoleBounds,
+) -> Result<Vec<(Operation, Duration)>, Failure> {
     let mut after = Vec::new();
     let mut timed = |operation: Operation, started: Instant| -> Result<(), Failure> {
         let took = started.elapsed();
@@ -445,19 +502,28 @@ pub async fn black_hole_and_back(
         ))
     };
     let started = Instant::now();
-    let loaded = store.load(&group, "s", 0).await.map_err(recovered)?;
+    let loaded = store.load(group, "s", 0).await.map_err(recovered)?;
     timed(Operation::Load, started)?;
     let started = Instant::now();
     let batch = [Checkpoint::new("s", 0, 11), Checkpoint::new("s", 1, 5)];
-    store.save_all(&group, &batch).await.map_err(recovered)?;
+    store.save_all(group, &batch).await.map_err(recovered)?;
     timed(Operation::SaveAll, started)?;
     let started = Instant::now();
-    let mut listed = store.list(&group).await.map_err(recovered)?;
+    let listed = store.list(group).await.map_err(recovered)?;
     timed(Operation::List, started)?;
     let started = Instant::now();
-    store.save(&group, "s", 1, 6).await.map_err(recovered)?;
+    store.save(group, "s", 1, 6).await.map_err(recovered)?;
     timed(Operation::Save, started)?;
+    ensure_read_back_after_recovery(loaded, listed)?;
+    Ok(after)
+}
 
+/// The end of step 4: the load made after recovering saw the position 10 the recovering save
+/// stored, and the list saw exactly the batch saved after it.
+fn ensure_read_back_after_recovery(
+    loaded: Option<u64>,
+    mut listed: Vec<Checkpoint>,
+) -> Result<(), Failure> {
     if loaded != Some(10) {
         return Err(Failure::new(format!(
             "after the black hole, a load of the checkpoint saved at 10 (every save in the \
@@ -471,9 +537,5 @@ pub async fn black_hole_and_back(
             "after the black hole, list returned {listed:?}, expected {expected:?}"
         )));
     }
-    Ok(BlackHoleReport {
-        timed_out,
-        recovery,
-        after,
-    })
+    Ok(())
 }

@@ -136,6 +136,33 @@ impl HistoryChecker {
     /// Checks `history` and the `final_state` read after it; the error lists every violation.
     pub fn check(&self, history: &History, final_state: &BTreeMap<Key, u64>) -> Result<(), String> {
         let mut violations = Vec::new();
+        let (writes, reads) = self.calls_per_key(history, &mut violations);
+        for k in (0..KEYS as u8).map(Key) {
+            let writes = writes.get(&k).map(Vec::as_slice).unwrap_or_default();
+            let reads = reads.get(&k).map(Vec::as_slice).unwrap_or_default();
+            check_reads(k, writes, reads, &mut violations);
+            check_reads_never_go_back(k, reads, &mut violations);
+            check_final(k, writes, final_state.get(&k).copied(), &mut violations);
+        }
+        for (k, value) in final_state {
+            if usize::from(k.0) >= KEYS {
+                violations.push(format!("final state has unknown key {k:?} = {value}"));
+            }
+        }
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(violations.join("\n"))
+        }
+    }
+
+    /// Every write and read of the history, per key; failed calls (when not allowed) and
+    /// malformed lists go to `violations`.
+    fn calls_per_key(
+        &self,
+        history: &History,
+        violations: &mut Vec<String>,
+    ) -> (BTreeMap<Key, Vec<Write>>, BTreeMap<Key, Vec<Read>>) {
         let mut writes: BTreeMap<Key, Vec<Write>> = BTreeMap::new();
         let mut reads: BTreeMap<Key, Vec<Read>> = BTreeMap::new();
         for (index, e) in history.events.iter().enumerate() {
@@ -153,118 +180,123 @@ impl HistoryChecker {
                     acknowledged,
                 });
             };
+            let read = |value: Option<u64>| Read {
+                value,
+                start: e.start,
+                end: e.end,
+                event: index,
+            };
             match (&e.call, &e.outcome) {
                 (Call::Save(k, p), _) => write(*k, *p),
                 (Call::SaveAll(entries), _) => entries.iter().for_each(|(k, p)| write(*k, *p)),
                 (Call::Load(k), Outcome::Loaded(value)) => {
-                    reads.entry(*k).or_default().push(Read {
-                        value: *value,
-                        start: e.start,
-                        end: e.end,
-                        event: index,
-                    });
+                    reads.entry(*k).or_default().push(read(*value));
                 }
                 (Call::List, Outcome::Listed(entries)) => {
-                    let mut seen = BTreeMap::new();
-                    for entry in entries {
-                        match entry {
-                            Ok((k, p)) => {
-                                if seen.insert(*k, *p).is_some() {
-                                    violations.push(format!("call #{index}: list returned {k} twice"));
-                                }
-                            }
-                            Err(c) => violations.push(format!(
-                                "call #{index}: list returned a key never saved in this group: {:?}/{}",
-                                c.subscription, c.partition
-                            )),
-                        }
-                    }
+                    let seen = listed_keys(index, entries, violations);
                     for k in (0..KEYS as u8).map(Key) {
-                        reads.entry(k).or_default().push(Read {
-                            value: seen.get(&k).copied(),
-                            start: e.start,
-                            end: e.end,
-                            event: index,
-                        });
+                        reads
+                            .entry(k)
+                            .or_default()
+                            .push(read(seen.get(&k).copied()));
                     }
                 }
                 _ => {}
             }
         }
-        for k in (0..KEYS as u8).map(Key) {
-            let writes = writes.get(&k).map(Vec::as_slice).unwrap_or_default();
-            let reads = reads.get(&k).map(Vec::as_slice).unwrap_or_default();
-            for read in reads {
-                // Written by a save that started before the read returned.
-                if let Some(value) = read.value
-                    && !writes
-                        .iter()
-                        .any(|w| w.position == value && w.start < read.end)
-                {
-                    let highest = writes
-                        .iter()
-                        .filter(|w| w.start < read.end)
-                        .map(|w| w.position)
-                        .max();
-                    violations.push(format!(
-                        "call #{}: read {k} = {value}, which no save started before it returned had written (highest attempted by then: {highest:?})",
-                        read.event
-                    ));
-                }
-                // At least every save acknowledged before the read started.
-                let floor = writes
-                    .iter()
-                    .filter(|w| w.acknowledged && w.end < read.start)
-                    .map(|w| w.position)
-                    .max();
-                if floor.is_some() && read.value < floor {
-                    violations.push(format!(
-                        "call #{}: read {k} = {:?}, below {floor:?} which was acknowledged before the read started",
-                        read.event, read.value
-                    ));
+        (writes, reads)
+    }
+}
+
+/// What a `list` (call #`index`) said of each key; a key listed twice or never saved in the
+/// group goes to `violations`.
+fn listed_keys(
+    index: usize,
+    entries: &[Result<(Key, u64), Checkpoint>],
+    violations: &mut Vec<String>,
+) -> BTreeMap<Key, u64> {
+    let mut seen = BTreeMap::new();
+    for entry in entries {
+        match entry {
+            Ok((k, p)) => {
+                if seen.insert(*k, *p).is_some() {
+                    violations.push(format!("call #{index}: list returned {k} twice"));
                 }
             }
-            // Reads never go backwards in real time.
-            for earlier in reads {
-                for later in reads.iter().filter(|later| earlier.end < later.start) {
-                    if later.value < earlier.value {
-                        violations.push(format!(
-                            "call #{}: read {k} = {:?} after call #{} had already read {:?}: went backwards",
-                            later.event, later.value, earlier.event, earlier.value
-                        ));
-                    }
-                }
-            }
-            // The final value.
-            let highest_acknowledged = writes
+            Err(c) => violations.push(format!(
+                "call #{index}: list returned a key never saved in this group: {:?}/{}",
+                c.subscription, c.partition
+            )),
+        }
+    }
+    seen
+}
+
+/// Every read of `k` was written by a save that started before the read returned, and is at
+/// least every save acknowledged before the read started.
+fn check_reads(k: Key, writes: &[Write], reads: &[Read], violations: &mut Vec<String>) {
+    for read in reads {
+        if let Some(value) = read.value
+            && !writes
                 .iter()
-                .filter(|w| w.acknowledged)
+                .any(|w| w.position == value && w.start < read.end)
+        {
+            let highest = writes
+                .iter()
+                .filter(|w| w.start < read.end)
                 .map(|w| w.position)
                 .max();
-            let final_value = final_state.get(&k).copied();
-            let possible: BTreeSet<Option<u64>> = std::iter::once(highest_acknowledged)
-                .chain(
-                    writes
-                        .iter()
-                        .filter(|w| !w.acknowledged && Some(w.position) > highest_acknowledged)
-                        .map(|w| Some(w.position)),
-                )
-                .collect();
-            if !possible.contains(&final_value) {
+            violations.push(format!(
+                "call #{}: read {k} = {value}, which no save started before it returned had written (highest attempted by then: {highest:?})",
+                read.event
+            ));
+        }
+        let floor = writes
+            .iter()
+            .filter(|w| w.acknowledged && w.end < read.start)
+            .map(|w| w.position)
+            .max();
+        if floor.is_some() && read.value < floor {
+            violations.push(format!(
+                "call #{}: read {k} = {:?}, below {floor:?} which was acknowledged before the read started",
+                read.event, read.value
+            ));
+        }
+    }
+}
+
+/// Reads of `k` never go backwards in real time.
+fn check_reads_never_go_back(k: Key, reads: &[Read], violations: &mut Vec<String>) {
+    for earlier in reads {
+        for later in reads.iter().filter(|later| earlier.end < later.start) {
+            if later.value < earlier.value {
                 violations.push(format!(
-                    "final {k} = {final_value:?}, but the highest acknowledged save was {highest_acknowledged:?}"
+                    "call #{}: read {k} = {:?} after call #{} had already read {:?}: went backwards",
+                    later.event, later.value, earlier.event, earlier.value
                 ));
             }
         }
-        for (k, value) in final_state {
-            if usize::from(k.0) >= KEYS {
-                violations.push(format!("final state has unknown key {k:?} = {value}"));
-            }
-        }
-        if violations.is_empty() {
-            Ok(())
-        } else {
-            Err(violations.join("\n"))
-        }
+    }
+}
+
+/// The final value of `k` is the highest acknowledged save, or a higher one whose call failed.
+fn check_final(k: Key, writes: &[Write], final_value: Option<u64>, violations: &mut Vec<String>) {
+    let highest_acknowledged = writes
+        .iter()
+        .filter(|w| w.acknowledged)
+        .map(|w| w.position)
+        .max();
+    let possible: BTreeSet<Option<u64>> = std::iter::once(highest_acknowledged)
+        .chain(
+            writes
+                .iter()
+                .filter(|w| !w.acknowledged && Some(w.position) > highest_acknowledged)
+                .map(|w| Some(w.position)),
+        )
+        .collect();
+    if !possible.contains(&final_value) {
+        violations.push(format!(
+            "final {k} = {final_value:?}, but the highest acknowledged save was {highest_acknowledged:?}"
+        ));
     }
 }

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use checkpoint_core::CheckpointAdmin;
+use checkpoint_core::{CheckpointAdmin, Error};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
@@ -100,53 +100,16 @@ pub async fn run_retire_plan<S: CheckpointAdmin + ?Sized>(
 ) -> CaseResult {
     let group = fresh_group("retire-history");
     let clock = AtomicU64::new(0);
-    let name = plan.retired_name();
-    let zombie = plan.plan.owners.len();
-    let retire = async {
-        if plan.wait_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(u64::from(plan.wait_ms))).await;
-        }
-        for _ in 0..plan.yields {
-            tokio::task::yield_now().await;
-        }
-        let start = clock.fetch_add(1, Ordering::SeqCst);
-        let result = store.retire(&group, name).await;
-        let end = clock.fetch_add(1, Ordering::SeqCst);
-        // A zombie of the retired subscription saves right after, to both partitions, alone
-        // and in a batch with the live subscription.
-        let retired_key = |partition| Key::of(name, partition);
-        let live_key = Key::of(plan.live_name(), PARTITIONS[0]);
-        let mut late = Vec::new();
-        if let (Some(first), Some(second), Some(live)) = (
-            retired_key(PARTITIONS[0]),
-            retired_key(PARTITIONS[1]),
-            live_key,
-        ) {
-            for call in [
-                Call::Save(first, 1_000),
-                Call::SaveAll(vec![(second, 1_001), (live, 3), (first, 1_002)]),
-            ] {
-                let start = clock.fetch_add(1, Ordering::SeqCst);
-                let outcome = perform(store, &group, &call).await;
-                let end = clock.fetch_add(1, Ordering::SeqCst);
-                late.push(Event {
-                    owner: zombie,
-                    zombie: true,
-                    call,
-                    start,
-                    end,
-                    outcome,
-                });
-            }
-        }
-        (result, Retire { start, end }, late)
-    };
-    let (mut history, (retired, retire, late)) =
-        futures_util::future::join(record_on(store, &group, &plan.plan, &clock), retire).await;
+    let (mut history, (retired, retire, late)) = futures_util::future::join(
+        record_on(store, &group, &plan.plan, &clock),
+        retire_then_save_as_zombie(store, &group, plan, &clock),
+    )
+    .await;
     history.events.extend(late);
     history.events.sort_by_key(|e| e.start);
     let final_state = read_final_state(store, &group).await?;
 
+    let name = plan.retired_name();
     let mut violations = Vec::new();
     if let Err(error) = retired {
         violations.push(format!(
@@ -155,45 +118,138 @@ pub async fn run_retire_plan<S: CheckpointAdmin + ?Sized>(
         ));
     }
     violations.extend(after_retire(&history, plan, &retire));
-    for (key, position) in &final_state {
-        if plan.is_retired(*key) {
-            violations.push(format!(
-                "after the history, load and list show retired {key} at {position}"
-            ));
-        }
-    }
+    violations.extend(retired_in_final_state(plan, &final_state));
     let listed_retired = store.retired(&group).await?;
     if listed_retired != [name] {
         violations.push(format!(
             "retired() returned {listed_retired:?}, not [{name:?}]"
         ));
     }
+    violations.extend(live_not_max_register(&history, plan, final_state));
+    if violations.is_empty() {
+        return Ok(());
+    }
+    Err(retire_failure(&group, plan, &retire, &violations, &history))
+}
+
+/// The retire's side of a history, run alongside the owners: waits as the plan says, retires
+/// the subscription, then plays a zombie of it that saves right after. Returns the retire's
+/// result, when it ran, and the zombie's events.
+async fn retire_then_save_as_zombie<S: CheckpointAdmin + ?Sized>(
+    store: &S,
+    group: &str,
+    plan: &RetirePlan,
+    clock: &AtomicU64,
+) -> (Result<(), Error>, Retire, Vec<Event>) {
+    if plan.wait_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(u64::from(plan.wait_ms))).await;
+    }
+    for _ in 0..plan.yields {
+        tokio::task::yield_now().await;
+    }
+    let start = clock.fetch_add(1, Ordering::SeqCst);
+    let result = store.retire(group, plan.retired_name()).await;
+    let end = clock.fetch_add(1, Ordering::SeqCst);
+    let late = save_as_zombie(store, group, plan, clock).await;
+    (result, Retire { start, end }, late)
+}
+
+/// A zombie of the retired subscription saves right after the retire, to both partitions,
+/// alone and in a batch with the live subscription; its saves must be ignored, never refused.
+async fn save_as_zombie<S: CheckpointAdmin + ?Sized>(
+    store: &S,
+    group: &str,
+    plan: &RetirePlan,
+    clock: &AtomicU64,
+) -> Vec<Event> {
+    let zombie = plan.plan.owners.len();
+    let retired_key = |partition| Key::of(plan.retired_name(), partition);
+    let live_key = Key::of(plan.live_name(), PARTITIONS[0]);
+    let mut late = Vec::new();
+    if let (Some(first), Some(second), Some(live)) = (
+        retired_key(PARTITIONS[0]),
+        retired_key(PARTITIONS[1]),
+        live_key,
+    ) {
+        for call in [
+            Call::Save(first, 1_000),
+            Call::SaveAll(vec![(second, 1_001), (live, 3), (first, 1_002)]),
+        ] {
+            let start = clock.fetch_add(1, Ordering::SeqCst);
+            let outcome = perform(store, group, &call).await;
+            let end = clock.fetch_add(1, Ordering::SeqCst);
+            late.push(Event {
+                owner: zombie,
+                zombie: true,
+                call,
+                start,
+                end,
+                outcome,
+            });
+        }
+    }
+    late
+}
+
+/// Every checkpoint of the retired subscription that load and list still show after the
+/// history.
+fn retired_in_final_state(plan: &RetirePlan, final_state: &BTreeMap<Key, u64>) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (key, position) in final_state {
+        if plan.is_retired(*key) {
+            violations.push(format!(
+                "after the history, load and list show retired {key} at {position}"
+            ));
+        }
+    }
+    violations
+}
+
+/// The live subscription must be a linearizable max-register as if nothing had been retired:
+/// its part of the history is checked against its part of the final state.
+fn live_not_max_register(
+    history: &History,
+    plan: &RetirePlan,
+    final_state: BTreeMap<Key, u64>,
+) -> Option<String> {
     let live_state: BTreeMap<Key, u64> = final_state
         .into_iter()
         .filter(|(key, _)| !plan.is_retired(*key))
         .collect();
-    if let Err(violation) = HistoryChecker::default().check(&live_only(&history, plan), &live_state)
-    {
-        violations.push(format!(
-            "the live subscription {:?} is not a max-register:\n{violation}",
-            plan.live_name()
-        ));
-    }
-    if violations.is_empty() {
-        return Ok(());
-    }
+    HistoryChecker::default()
+        .check(&live_only(history, plan), &live_state)
+        .err()
+        .map(|violation| {
+            format!(
+                "the live subscription {:?} is not a max-register:\n{violation}",
+                plan.live_name()
+            )
+        })
+}
+
+/// The failure of a history with a retire: the group, when the retire ran, every violation
+/// and the whole history, so that it can be replayed by eye.
+fn retire_failure(
+    group: &str,
+    plan: &RetirePlan,
+    retire: &Retire,
+    violations: &[String],
+    history: &History,
+) -> Failure {
     let mut text = format!(
-        "in group {group:?}, with {name:?} retired during [{} .. {}]:\n",
-        retire.start, retire.end
+        "in group {group:?}, with {:?} retired during [{} .. {}]:\n",
+        plan.retired_name(),
+        retire.start,
+        retire.end
     );
-    for violation in &violations {
+    for violation in violations {
         let _ = writeln!(text, "  {violation}");
     }
     let _ = write!(
         text,
         "history (logical time, owner, call -> outcome):\n{history}"
     );
-    Err(Failure::new(text))
+    Failure::new(text)
 }
 
 /// Every read that started after the retire returned and still shows the retired

@@ -134,6 +134,8 @@ impl<'a> BadAdminInput<'a> {
         Ok(report)
     }
 
+    /// One generated case: `start_at`, `retired`, then `retire` and `purge` of a name of its
+    /// own, each judged against the refusal it must meet and, when done, read back.
     async fn case(
         &self,
         group: &str,
@@ -141,8 +143,35 @@ impl<'a> BadAdminInput<'a> {
         positions: &[(u32, u64)],
         report: &mut BadInputReport,
     ) -> Result<(), Failure> {
+        let started = self
+            .start_at_and_read_back(group, subscription, positions, report)
+            .await?;
+        self.retired_of_untouched_group(group, report).await?;
+        self.retire_and_purge_own_name(group, subscription, report)
+            .await?;
+        if started {
+            // The started subscription is live: a purge of it is refused.
+            check!(
+                matches!(
+                    self.store.purge(group, subscription).await,
+                    Err(Error::NotRetired { .. })
+                ),
+                "purge of the live subscription {subscription:?} was not refused as not retired"
+            );
+        }
+        Ok(())
+    }
+
+    /// `start_at`, judged, then every position read back when it was done; `Ok(true)` when it
+    /// was done, so that the subscription is live.
+    async fn start_at_and_read_back(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+        report: &mut BadInputReport,
+    ) -> Result<bool, Failure> {
         let store = self.store;
-        // start_at, then every position read back.
         let before = self.round_trips();
         let result = store.start_at(group, subscription, positions).await;
         let started = self.judge(
@@ -161,9 +190,17 @@ impl<'a> BadAdminInput<'a> {
                 );
             }
         }
+        Ok(started)
+    }
 
+    /// `retired`, judged; when done it must list nothing, as nothing was retired yet.
+    async fn retired_of_untouched_group(
+        &self,
+        group: &str,
+        report: &mut BadInputReport,
+    ) -> Result<(), Failure> {
         let before = self.round_trips();
-        let result = store.retired(group).await;
+        let result = self.store.retired(group).await;
         let listed = result.as_ref().ok().cloned();
         if self.judge(
             "retired",
@@ -177,9 +214,19 @@ impl<'a> BadAdminInput<'a> {
                 "retired() of a group where nothing was retired returned {listed:?}"
             );
         }
+        Ok(())
+    }
 
-        // retire and purge, under a name of their own.
-        // As long as the generated one near the limit, but never the started one.
+    /// `retire` then `purge`, judged, under a name of their own (as long as the generated one
+    /// near the limit, but never the started one): a retired name is listed and a save under it
+    /// ignored, a purged one is listed no more.
+    async fn retire_and_purge_own_name(
+        &self,
+        group: &str,
+        subscription: &str,
+        report: &mut BadInputReport,
+    ) -> Result<(), Failure> {
+        let store = self.store;
         let own = fresh_within_limit("retired/", subscription);
         let name = if valid_name(subscription) {
             own.as_str()
@@ -209,16 +256,6 @@ impl<'a> BadAdminInput<'a> {
             check!(
                 retired.is_empty(),
                 "retired() after purging {name:?} returned {retired:?}"
-            );
-        }
-        if started {
-            // The started subscription is live: a purge of it is refused.
-            check!(
-                matches!(
-                    store.purge(group, subscription).await,
-                    Err(Error::NotRetired { .. })
-                ),
-                "purge of the live subscription {subscription:?} was not refused as not retired"
             );
         }
         Ok(())
