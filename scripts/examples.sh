@@ -2,15 +2,22 @@
 # Runs every example, each against the store it is written for; fails if any fails.
 # Expects the servers of scripts/test.sh (DATABASE_URL, REDIS_URL, DYNAMODB_ENDPOINT) for the
 # examples that use them.
+#
+# The README's first command runs first, exactly as written: a plain build, SQLite only. Every
+# other run turns on the examples' `all` feature (every backend and the conformance kit), so
+# the examples build once more, with everything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-run() {
+example() {
   printf '\n-- example: %s\n' "$*" >&2
-  cargo run --locked --quiet -p checkpoint-examples --bin "$@"
+  cargo run --locked --quiet -p checkpoint-examples "$@"
+}
+run() {
+  example --features all --bin "$@"
 }
 
-run quickstart
+example --bin quickstart
 run quickstart -- --store "${REDIS_URL:-redis://127.0.0.1:6379}"
 run quickstart -- --store "${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 run lease_handover

@@ -1,7 +1,7 @@
 //! A custom backend under the conformance kit, as a user would run it.
 //!
 //! ```text
-//! cargo run -p checkpoint-examples --bin custom_backend
+//! cargo run -p checkpoint-examples --features kit --bin custom_backend
 //! ```
 //!
 //! Suppose your key-value service offers only `get` and `compare_and_swap`. This example

@@ -3,8 +3,8 @@
 //! same events twice.
 //!
 //! ```text
-//! cargo run -p checkpoint-examples --bin exactly_once_projection
-//! DATABASE_URL=postgres://user@host/db cargo run -p checkpoint-examples --bin exactly_once_projection
+//! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
+//! DATABASE_URL=postgres://user@host/db cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! ```
 //!
 //! The log is in process: 30 `OrderPlaced` events. The projection keeps a total per customer

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --bin lease_handover                 # SQLite in a temp folder
-//! cargo run -p checkpoint-examples --bin lease_handover -- --store redis://127.0.0.1:6379
+//! cargo run -p checkpoint-examples --features redis --bin lease_handover -- --store redis://127.0.0.1:6379
 //! ```
 //!
 //! Owner A holds the lease on partition 0 and saves its progress. It stalls (a long GC pause,

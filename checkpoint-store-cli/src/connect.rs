@@ -4,6 +4,8 @@
 //! what the application's stores created (`migrate`, `create_table`). A SQLite path that does
 //! not exist is an error, not a new empty database.
 
+use std::io::ErrorKind;
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -52,6 +54,9 @@ pub type Store = Box<dyn CheckpointAdmin>;
 pub async fn connect(target: &Target, settings: &Settings) -> Result<Store, CliError> {
     check_settings(target, settings)?;
     let context = format!("cannot connect to {}", target.display());
+    if let Target::Sqlite(path) = target {
+        check_sqlite_file(path, &context)?;
+    }
     let connecting = open(target, settings);
     match tokio::time::timeout(settings.timeout, connecting).await {
         Ok(Ok(store)) => Ok(store),
@@ -85,7 +90,7 @@ fn check_settings(target: &Target, settings: &Settings) -> Result<(), CliError> 
     if tls && !cfg!(feature = "tls") {
         return Err(CliError::usage(
             "rediss:// needs TLS, which this build leaves out: install with \
-             `cargo install --path checkpoint-cli --features tls`",
+             `cargo install --path checkpoint-store-cli --features tls`",
         ));
     }
     if settings.key_prefix.is_some() && !takes_prefix {
@@ -95,6 +100,23 @@ fn check_settings(target: &Target, settings: &Settings) -> Result<(), CliError> 
         )));
     }
     Ok(())
+}
+
+/// A SQLite path that is not a database file, said plainly before connecting: SQLite itself
+/// only answers that it is "unable to open database file".
+fn check_sqlite_file(path: &Path, context: &str) -> Result<(), CliError> {
+    match std::fs::metadata(path) {
+        Err(error) if error.kind() == ErrorKind::NotFound => Err(CliError::failure(format!(
+            "{context}: the file does not exist, and the checkpoint command never creates a \
+             store: check the path, or let the application create it \
+             (SqliteCheckpointStore::open, then migrate)"
+        ))),
+        Ok(metadata) if metadata.is_dir() => Err(CliError::failure(format!(
+            "{context}: it is a directory, not a SQLite database file"
+        ))),
+        // Anything else (a directory on the way that cannot be read) the connection reports.
+        _ => Ok(()),
+    }
 }
 
 async fn open(target: &Target, settings: &Settings) -> Result<Store, Error> {
@@ -200,8 +222,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_sqlite_file_is_an_error_not_a_new_database() {
-        let path =
-            std::env::temp_dir().join(format!("checkpoint-cli-missing-{}.db", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "checkpoint-store-cli-missing-{}.db",
+            std::process::id()
+        ));
         let target = Target::Sqlite(path.clone());
         let error = connect(&target, &Settings::default()).await.err().unwrap();
         assert_eq!(error.exit().code(), 1, "{}", error.message());
@@ -210,6 +234,27 @@ mod tests {
             "{}",
             error.message()
         );
+        assert!(
+            error
+                .message()
+                .contains("the file does not exist, and the checkpoint command never creates"),
+            "{}",
+            error.message()
+        );
         assert!(!path.exists());
+    }
+
+    #[tokio::test]
+    async fn a_directory_is_not_a_sqlite_database() {
+        let target = Target::Sqlite(std::env::temp_dir());
+        let error = connect(&target, &Settings::default()).await.err().unwrap();
+        assert_eq!(error.exit().code(), 1, "{}", error.message());
+        assert!(
+            error
+                .message()
+                .ends_with("it is a directory, not a SQLite database file"),
+            "{}",
+            error.message()
+        );
     }
 }

@@ -11,12 +11,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use checkpoint_cli::connect::{Settings, connect};
-use checkpoint_cli::target::Target;
 use checkpoint_core::CheckpointAdmin;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 use checkpoint_postgres::PostgresCheckpointStore;
 use checkpoint_sqlite::SqliteCheckpointStore;
+use checkpoint_store_cli::connect::{Settings, connect};
+use checkpoint_store_cli::target::Target;
 
 pub use checkpoint_conformance::fresh_group;
 
@@ -240,7 +240,7 @@ pub struct TempDir(pub PathBuf);
 impl TempDir {
     /// A new empty directory.
     pub fn new() -> Self {
-        let path = std::env::temp_dir().join(fresh_group("checkpoint-cli"));
+        let path = std::env::temp_dir().join(fresh_group("checkpoint-store-cli"));
         std::fs::create_dir_all(&path).expect("a temporary directory");
         Self(path)
     }

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
+use aws_sdk_dynamodb::types::error::ResourceNotFoundException;
 use checkpoint_core::Error;
 
 use crate::redact;
@@ -80,7 +81,11 @@ impl CliError {
             }
             _ => Exit::Failure,
         };
-        let chain = chain(error);
+        let mut chain = chain(error);
+        if let Some(advice) = missing_table(error) {
+            chain.push_str(": ");
+            chain.push_str(advice);
+        }
         let message = match context {
             Some(context) => format!("{context}: {chain}"),
             None => chain,
@@ -121,6 +126,46 @@ impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         CliError::failure(format!("cannot write the output: {error}"))
     }
+}
+
+/// What to do when the store's table does not exist, which a newcomer meets on the first
+/// request: the backends only say that a relation or a resource was not found.
+const POSTGRES_MISSING_TABLE: &str = "the table does not exist, and the checkpoint command never \
+     creates one: create it with the application's store (PostgresCheckpointStore::migrate) or \
+     the DDL in the checkpoint-postgres crate doc, or give --table if the application uses \
+     another table";
+/// As [`POSTGRES_MISSING_TABLE`], for DynamoDB.
+const DYNAMODB_MISSING_TABLE: &str = "the table the URL names (dynamodb://TABLE) does not exist \
+     in this region at this endpoint, and the checkpoint command never creates one: create it \
+     with the application's store (DynamoDbCheckpointStore::create_table) or as the \
+     checkpoint-dynamodb crate doc shows";
+
+/// The advice for `error` when it says the store's table does not exist, from the client
+/// library's typed error in its source chain: PostgreSQL's SQLSTATE 42P01 (undefined_table),
+/// DynamoDB's `ResourceNotFoundException`.
+fn missing_table(error: &Error) -> Option<&'static str> {
+    let Error::Backend { backend, .. } = error else {
+        return None;
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if *backend == checkpoint_postgres::BACKEND && is_undefined_table(cause) {
+            return Some(POSTGRES_MISSING_TABLE);
+        }
+        if *backend == checkpoint_dynamodb::BACKEND && cause.is::<ResourceNotFoundException>() {
+            return Some(DYNAMODB_MISSING_TABLE);
+        }
+        source = cause.source();
+    }
+    None
+}
+
+fn is_undefined_table(cause: &(dyn std::error::Error + 'static)) -> bool {
+    cause
+        .downcast_ref::<sqlx::Error>()
+        .and_then(sqlx::Error::as_database_error)
+        .and_then(|database| database.code())
+        .is_some_and(|code| code == "42P01")
 }
 
 /// The error and its sources, joined with `: `, skipping a source whose text its parent
@@ -186,6 +231,24 @@ mod tests {
             after: std::time::Duration::from_secs(5),
         };
         assert_eq!(CliError::store(None, &timeout).exit().code(), 1);
+    }
+
+    #[test]
+    fn a_missing_dynamodb_table_says_how_to_create_it() {
+        let missing = ResourceNotFoundException::builder()
+            .message("Requested resource not found")
+            .build();
+        let error = Error::backend("dynamodb", Operation::List, false, missing);
+        let cli = CliError::store(None, &error);
+        assert_eq!(cli.exit(), Exit::Failure);
+        assert!(
+            cli.message().ends_with(DYNAMODB_MISSING_TABLE),
+            "{}",
+            cli.message()
+        );
+        // The same error from another backend is not a DynamoDB table.
+        let error = Error::backend("redis", Operation::List, false, std::io::Error::other("x"));
+        assert_eq!(missing_table(&error), None);
     }
 
     #[test]

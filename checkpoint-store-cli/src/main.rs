@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    checkpoint_cli::main()
+    checkpoint_store_cli::main()
 }

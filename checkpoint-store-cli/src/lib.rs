@@ -18,6 +18,10 @@
 //!
 //! This library is the command's implementation, public so that its tests (and other tools)
 //! can open a store from a URL exactly as the command does: [`connect::connect`].
+//!
+//! The package is `checkpoint-store-cli` because `checkpoint-cli` is another program's name on
+//! the crates registry; the command it installs is `checkpoint`
+//! (`cargo install --path checkpoint-store-cli`).
 
 pub mod args;
 pub mod aws;

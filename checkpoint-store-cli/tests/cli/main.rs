@@ -6,11 +6,13 @@
 //! | --- | --- |
 //! | `support` | running the binary, the stores prepared for it |
 //! | `usage` | the command line, bad URLs, unreachable servers, timeouts |
+//! | `missing` | a SQLite file, a PostgreSQL or DynamoDB table that does not exist yet |
 //! | `commands` | every command on every backend |
 //! | `secrets` | no password or secret key printed, whatever happens |
 //! | `zombie` | a retire while another process keeps saving under the name |
 
 mod commands;
+mod missing;
 mod secrets;
 mod support;
 mod usage;

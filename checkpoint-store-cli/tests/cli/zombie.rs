@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use checkpoint_cli::connect::{Settings, connect};
-use checkpoint_cli::target::Target;
 use checkpoint_core::Checkpoint;
+use checkpoint_store_cli::connect::{Settings, connect};
+use checkpoint_store_cli::target::Target;
 use serde_json::json;
 
 use crate::support::{Backend, Fixture, TempDir, fresh_group};

@@ -1,0 +1,70 @@
+//! A store that does not exist yet, as a newcomer meets it first: the command says what is
+//! missing and how to create it, and never creates anything itself.
+
+use crate::support::{TempDir, cli, dynamodb_env, fresh_group, required};
+
+/// A table name of this test's own, valid on PostgreSQL and DynamoDB, that nothing creates.
+fn missing_table() -> String {
+    fresh_group("missing").replace('-', "_")
+}
+
+#[test]
+fn a_missing_sqlite_file_says_so_and_is_not_created() {
+    let dir = TempDir::new();
+    let path = dir.0.join("no-such.db");
+    let url = format!("sqlite:{}", path.display());
+    let output = cli(&["groups", "--url", &url], &[]);
+    assert_eq!(
+        output.error(1),
+        format!(
+            "error: cannot connect to {url}: the file does not exist, and the checkpoint command \
+             never creates a store: check the path, or let the application create it \
+             (SqliteCheckpointStore::open, then migrate)"
+        )
+    );
+    assert_eq!(output.stdout, "", "{output:#?}");
+    assert!(!path.exists(), "no database created by a typo");
+}
+
+#[test]
+fn a_missing_postgres_table_says_how_to_create_it() {
+    let url = required("DATABASE_URL");
+    let table = missing_table();
+    for command in [&["groups"][..], &["list", "g"]] {
+        let mut args = command.to_vec();
+        args.extend(["--url", &url, "--table", &table]);
+        let output = cli(&args, &[]);
+        let line = output.error(1);
+        assert!(
+            line.contains(&format!("relation \"{table}\" does not exist")),
+            "{output:#?}"
+        );
+        assert!(
+            line.contains(
+                "the table does not exist, and the checkpoint command never creates one: create \
+                 it with the application's store (PostgresCheckpointStore::migrate) or the DDL \
+                 in the checkpoint-postgres crate doc, or give --table"
+            ),
+            "{output:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_dynamodb_table_says_how_to_create_it() {
+    let env = dynamodb_env(&required("DYNAMODB_ENDPOINT"));
+    let url = format!("dynamodb://{}", missing_table());
+    for command in [&["groups"][..], &["list", "g"]] {
+        let mut args = command.to_vec();
+        args.extend(["--url", &url]);
+        let output = cli(&args, &env);
+        assert!(
+            output.error(1).contains(
+                "the table the URL names (dynamodb://TABLE) does not exist in this region at \
+                 this endpoint, and the checkpoint command never creates one: create it with \
+                 the application's store (DynamoDbCheckpointStore::create_table)"
+            ),
+            "{output:#?}"
+        );
+    }
+}
