@@ -1,6 +1,7 @@
 //! How a checkpoint is laid out in PostgreSQL: the table name (validated, then quoted, so that
-//! nothing a user passes can change the SQL it is spliced into), the DDL and the migration
-//! that runs it, and the columns' values read back through [`checkpoint_core::stored`].
+//! nothing a user passes can change the SQL it is spliced into) and the columns' values
+//! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
+//! the migration that runs it is a request (`requests/migration.rs`).
 
 use std::fmt;
 
@@ -9,13 +10,8 @@ use checkpoint_core::stored::{
     UnexpectedValue, fingerprint_from_bytes, partition_from_i64, position_from_i64,
 };
 use checkpoint_core::{Error, Fingerprint, Operation};
-use sqlx::Connection;
-use sqlx::postgres::PgConnection;
 
 use crate::BACKEND;
-use crate::error::backend;
-use crate::requests::{MIGRATE_LOCK, SCHEMA_EXISTS, TABLE_EXISTS, sql};
-use crate::store::{Checkout, PostgresCheckpointStore};
 
 /// PostgreSQL truncates identifiers to `NAMEDATALEN - 1` = 63 bytes; a longer name would
 /// silently refer to another table, so it is refused instead.
@@ -116,93 +112,6 @@ fn is_identifier(part: &str) -> bool {
     starts_well
         && part.len() <= MAX_IDENTIFIER_BYTES
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-impl PostgresCheckpointStore {
-    /// The DDL that [`migrate`](Self::migrate) runs for this store's table and its tombstone
-    /// table, for teams that apply migrations with their own tooling.
-    pub fn schema_sql(&self) -> String {
-        match &self.requests.create_schema {
-            Some(create_schema) => format!("{create_schema};\n{};\n", self.requests.create_table),
-            None => format!("{};\n", self.requests.create_table),
-        }
-    }
-
-    /// Creates the checkpoint table and its tombstone table (and their schema, when the name
-    /// has one), each unless it exists.
-    ///
-    /// Safe to call from every process at start-up, at the same time: the migrations of one
-    /// table take turns on a transaction-scoped advisory lock. When both tables exist, nothing
-    /// is created, so a role with only the run-time privileges (see the crate doc) can call
-    /// it too. A deployment made before the tombstone table existed gets it from the next
-    /// `migrate` by a role that may create tables in the schema. An existing table is not
-    /// checked against the schema.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the role may not
-    /// create a table; [`Error::Timeout`] when it takes longer than the store's timeout.
-    #[tracing::instrument(
-        name = "checkpoint.migrate",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table)
-    )]
-    pub async fn migrate(&self) -> Result<(), Error> {
-        self.timed(Operation::Migrate, async {
-            let failed = |error| backend(Operation::Migrate, error);
-            // Closed, not returned to the pool, if the migration times out (see `Checkout`).
-            let mut connection = Checkout::new(self.pool.acquire().await.map_err(failed)?);
-            let migrated = self.migrate_on(&mut connection).await;
-            connection.release(migrated)
-        })
-        .await
-    }
-
-    /// The migration in one transaction on `connection`.
-    async fn migrate_on(&self, connection: &mut PgConnection) -> Result<(), Error> {
-        let failed = |error| backend(Operation::Migrate, error);
-        let mut transaction = connection.begin().await.map_err(failed)?;
-        sqlx::query(MIGRATE_LOCK)
-            .bind(self.table.to_string())
-            .execute(&mut *transaction)
-            .await
-            .map_err(failed)?;
-        let mut missing = false;
-        for quoted in [self.table.quoted(), self.table.retired_quoted()] {
-            let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
-                .bind(quoted)
-                .fetch_one(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            missing |= !exists;
-        }
-        if missing {
-            if let (Some(schema), Some(create_schema)) =
-                (self.table.schema(), &self.requests.create_schema)
-            {
-                // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE
-                // privilege on the database even when the schema is there.
-                let schema_exists: bool = sqlx::query_scalar(SCHEMA_EXISTS)
-                    .bind(schema)
-                    .fetch_one(&mut *transaction)
-                    .await
-                    .map_err(failed)?;
-                if !schema_exists {
-                    sqlx::query(sql(create_schema))
-                        .execute(&mut *transaction)
-                        .await
-                        .map_err(failed)?;
-                }
-            }
-            // Two statements (the tables), so the simple protocol; no parameters.
-            sqlx::raw_sql(sql(&self.requests.create_table))
-                .execute(&mut *transaction)
-                .await
-                .map_err(failed)?;
-        }
-        transaction.commit().await.map_err(failed)
-    }
 }
 
 /// A validated position as the `position BIGINT` column.

@@ -1,9 +1,6 @@
 //! [`PostgresCheckpointStore`]: construction, settings, and the operations on the pool.
 
 use std::fmt;
-use std::future::Future;
-use std::ops::{Deref, DerefMut};
-use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,22 +14,17 @@ use checkpoint_core::{
     Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
     Operation,
 };
-use sqlx::Connection;
-use sqlx::pool::{PoolConnection, PoolConnectionMetadata};
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, Postgres};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::BACKEND;
-use crate::error::{Chain, backend, connection_lost};
+use crate::error::backend;
 use crate::layout::TableName;
-use crate::requests::Requests;
-
-/// A pooled connection idle for longer than this is pinged before use by a pool that
-/// [`PostgresCheckpointStore::connect`] creates (see there).
-const IDLE_CHECK_AFTER: Duration = Duration::from_secs(5);
+use crate::requests::{Pooled, Requests, ping_if_idle};
 
 /// A checkpoint store in one PostgreSQL table, on a sqlx [`PgPool`].
 ///
-/// Every operation is one SQL statement, one round trip: [`save`](CheckpointStore::save) and
+/// Every operation of the hot path is one SQL statement, one round trip (the admin operations'
+/// costs are in the crate doc): [`save`](CheckpointStore::save) and
 /// [`save_all`](CheckpointStore::save_all) are `INSERT ... ON CONFLICT DO UPDATE ... WHERE`
 /// the stored position is behind, so the server decides atomically and nothing is read first;
 /// a batch of any size is sent as three arrays and unnested by the server.
@@ -177,89 +169,48 @@ impl PostgresCheckpointStore {
         self.table.to_string()
     }
 
-    /// Runs `operation` under the configured timeout, if any.
-    pub(crate) async fn timed<T>(
-        &self,
-        operation: Operation,
-        future: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, Error> {
-        match self.timeout {
-            None => future.await,
-            Some(after) => {
-                tokio::time::timeout(after, future)
-                    .await
-                    .unwrap_or(Err(Error::Timeout {
-                        backend: BACKEND,
-                        operation,
-                        after,
-                    }))
-            }
-        }
+    /// The DDL that [`migrate`](Self::migrate) runs for this store's table and its tombstone
+    /// table, for teams that apply migrations with their own tooling.
+    pub fn schema_sql(&self) -> String {
+        self.requests.schema_sql()
     }
 
-    /// Runs `request` on a connection from the pool, under the timeout (the wait for the
-    /// connection included). The connection goes back to the pool when the request ends, and
-    /// is closed instead when the call is abandoned before (see [`Checkout`]).
-    pub(crate) async fn pooled<T, R: Future<Output = Result<T, Error>>>(
-        &self,
-        operation: Operation,
-        request: impl Fn(Checkout) -> R,
-    ) -> Result<T, Error> {
-        self.timed(operation, async {
-            let connection = self
-                .pool
-                .acquire()
-                .await
-                .map_err(|error| backend(operation, error))?;
-            request(Checkout::new(connection)).await
-        })
-        .await
-    }
-
-    /// [`pooled`](Self::pooled), and when `request` fails because its pooled connection had
-    /// died (the server restarted, or cut the connection while it sat idle), once more on a
-    /// connection checked to be alive, so the first call after a restart does not fail for
-    /// connections that were already gone.
+    /// Creates the checkpoint table and its tombstone table (and their schema, when the name
+    /// has one), each unless it exists.
     ///
-    /// Only for idempotent requests. `advance` is not retried: if the connection died after
-    /// the server had committed it, a second attempt would report `Moved` for the caller's own
-    /// advance.
-    pub(crate) async fn pooled_once_more_if_lost<T, R: Future<Output = Result<T, Error>>>(
-        &self,
-        operation: Operation,
-        request: impl Fn(Checkout) -> R,
-    ) -> Result<T, Error> {
-        match self.pooled(operation, &request).await {
-            Err(error) if connection_lost(&error) => {
-                let connection = self.live_connection(operation, error).await?;
-                self.timed(operation, request(connection)).await
-            }
-            result => result,
-        }
+    /// Safe to call from every process at start-up, at the same time: the migrations of one
+    /// table take turns on a transaction-scoped advisory lock. When both tables exist, nothing
+    /// is created, so a role with only the run-time privileges (see the crate doc) can call
+    /// it too. A deployment made before the tombstone table existed gets it from the next
+    /// `migrate` by a role that may create tables in the schema. An existing table is not
+    /// checked against the schema.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the role may not
+    /// create a table; [`Error::Timeout`] when it takes longer than the store's timeout.
+    #[tracing::instrument(
+        name = "checkpoint.migrate",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table)
+    )]
+    pub async fn migrate(&self) -> Result<(), Error> {
+        self.on_pool(Operation::Migrate)
+            .run(|mut connection| async move {
+                let reply = self.requests.migrate(&mut connection).await;
+                (connection, reply)
+            })
+            .await
     }
 
-    /// A pooled connection that answers a ping, after `lost` (the error of a call whose
-    /// connection had died): every dead idle connection met on the way is closed, so the pool
-    /// replaces it. Returns `lost` when no live connection can be had.
-    async fn live_connection(&self, operation: Operation, lost: Error) -> Result<Checkout, Error> {
-        tracing::debug!(error = %Chain(&lost), "connection lost, trying once more on a live one");
-        self.timed(operation, async {
-            // Each pass closes one dead connection; the pool never holds more than its size.
-            for _ in 0..=self.pool.size() {
-                let mut connection = Checkout::new(
-                    self.pool
-                        .acquire()
-                        .await
-                        .map_err(|error| backend(operation, error))?,
-                );
-                if connection.ping().await.is_ok() {
-                    return Ok(connection);
-                }
-                connection.close().await;
-            }
-            Err(lost)
-        })
-        .await
+    /// One call of `operation` on the pool, under the store's timeout.
+    pub(crate) fn on_pool(&self, operation: Operation) -> Pooled<'_> {
+        Pooled {
+            pool: &self.pool,
+            timeout: self.timeout,
+            operation,
+        }
     }
 }
 
@@ -269,22 +220,23 @@ impl CheckpointStore for PostgresCheckpointStore {
         name = "checkpoint.list",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table, count)
+        fields(backend = BACKEND, table = %self.table, group = group, count)
     )]
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
-        self.pooled_once_more_if_lost(Operation::List, |mut connection| async move {
-            let listed = self.requests.list(&mut connection, group).await;
-            connection.release(listed)
-        })
-        .await
+        self.on_pool(Operation::List)
+            .run_once_more_if_lost(|mut connection| async move {
+                let reply = self.requests.list(&mut connection, group).await;
+                (connection, reply)
+            })
+            .await
     }
 
     #[tracing::instrument(
         name = "checkpoint.load",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     async fn load(
         &self,
@@ -293,21 +245,22 @@ impl CheckpointStore for PostgresCheckpointStore {
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         validate_key(group, subscription)?;
-        self.pooled_once_more_if_lost(Operation::Load, |mut connection| async move {
-            let loaded = self
-                .requests
-                .load(&mut connection, group, subscription, partition)
-                .await;
-            connection.release(loaded)
-        })
-        .await
+        self.on_pool(Operation::Load)
+            .run_once_more_if_lost(|mut connection| async move {
+                let reply = self
+                    .requests
+                    .load(&mut connection, group, subscription, partition)
+                    .await;
+                (connection, reply)
+            })
+            .await
     }
 
     #[tracing::instrument(
         name = "checkpoint.save",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     async fn save(
         &self,
@@ -317,35 +270,37 @@ impl CheckpointStore for PostgresCheckpointStore {
         position: u64,
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
-        self.pooled_once_more_if_lost(Operation::Save, |mut connection| async move {
-            let saved = self
-                .requests
-                .save(&mut connection, group, subscription, partition, position)
-                .await;
-            connection.release(saved)
-        })
-        .await
+        self.on_pool(Operation::Save)
+            .run_once_more_if_lost(|mut connection| async move {
+                let reply = self
+                    .requests
+                    .save(&mut connection, group, subscription, partition, position)
+                    .await;
+                (connection, reply)
+            })
+            .await
     }
 
     #[tracing::instrument(
         name = "checkpoint.save_all",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table, batch_size = checkpoints.len(), distinct_keys)
+        fields(backend = BACKEND, table = %self.table, group = group, batch_size = checkpoints.len(), distinct_keys)
     )]
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
         validate_batch(group, checkpoints)?;
         if checkpoints.is_empty() {
             return Ok(());
         }
-        self.pooled_once_more_if_lost(Operation::SaveAll, |mut connection| async move {
-            let saved = self
-                .requests
-                .save_all(&mut connection, group, checkpoints)
-                .await;
-            connection.release(saved)
-        })
-        .await
+        self.on_pool(Operation::SaveAll)
+            .run_once_more_if_lost(|mut connection| async move {
+                let reply = self
+                    .requests
+                    .save_all(&mut connection, group, checkpoints)
+                    .await;
+                (connection, reply)
+            })
+            .await
     }
 }
 
@@ -355,7 +310,7 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
         name = "checkpoint.claim",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     async fn claim(
         &self,
@@ -366,28 +321,29 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
         initial_position: u64,
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
-        self.pooled_once_more_if_lost(Operation::Claim, |mut connection| async move {
-            let claimed = self
-                .requests
-                .claim(
-                    &mut connection,
-                    group,
-                    subscription,
-                    partition,
-                    fingerprint,
-                    initial_position,
-                )
-                .await;
-            connection.release(claimed)
-        })
-        .await
+        self.on_pool(Operation::Claim)
+            .run_once_more_if_lost(|mut connection| async move {
+                let reply = self
+                    .requests
+                    .claim(
+                        &mut connection,
+                        group,
+                        subscription,
+                        partition,
+                        fingerprint,
+                        initial_position,
+                    )
+                    .await;
+                (connection, reply)
+            })
+            .await
     }
 
     #[tracing::instrument(
         name = "checkpoint.advance",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     async fn advance(
         &self,
@@ -398,95 +354,15 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
         to: u64,
     ) -> Result<(), Error> {
         validate_advance(group, subscription, from, to)?;
-        // Not once more on a lost connection: see `pooled_once_more_if_lost`.
-        self.pooled(Operation::Advance, |mut connection| async move {
-            let advanced = self
-                .requests
-                .advance(&mut connection, group, subscription, partition, from, to)
-                .await;
-            connection.release(advanced)
-        })
-        .await
+        // Not once more on a lost connection: see `Pooled::run_once_more_if_lost`.
+        self.on_pool(Operation::Advance)
+            .run(|mut connection| async move {
+                let reply = self
+                    .requests
+                    .advance(&mut connection, group, subscription, partition, from, to)
+                    .await;
+                (connection, reply)
+            })
+            .await
     }
-}
-
-/// A pooled connection while a request runs on it.
-///
-/// When the call is abandoned before the request ends (its timeout), the connection is closed
-/// rather than returned to the pool: it is in the middle of a statement, and may wait for ever
-/// for the answer (a server that vanished without closing it, behind a cut network path or a
-/// frozen host). sqlx pings a returned connection before it takes it back, and that ping
-/// would wait with it, holding the connection's place in the pool for good: a long enough
-/// outage would leave the pool with no place to open a new connection in. Closed, its place
-/// is free again at once (sqlx sends `Terminate` and shuts the socket down, within 5 s).
-///
-/// A request that ended hands its connection back with [`release`](Self::release).
-pub(crate) struct Checkout(Option<PoolConnection<Postgres>>);
-
-impl Checkout {
-    pub(crate) fn new(connection: PoolConnection<Postgres>) -> Self {
-        Self(Some(connection))
-    }
-
-    /// The request on the connection ended with `result` (an error included: sqlx checks the
-    /// connection on its way back): the connection goes back to the pool.
-    pub(crate) fn release<T>(mut self, result: T) -> T {
-        drop(self.0.take());
-        result
-    }
-
-    /// Closes the connection now, so that the pool opens a new one in its place.
-    async fn close(mut self) {
-        if let Some(connection) = self.0.take() {
-            connection.close().await.ok();
-        }
-    }
-}
-
-impl Deref for Checkout {
-    type Target = PgConnection;
-
-    fn deref(&self) -> &PgConnection {
-        match &self.0 {
-            Some(connection) => connection,
-            None => unreachable!("{RELEASED}"),
-        }
-    }
-}
-
-impl DerefMut for Checkout {
-    fn deref_mut(&mut self) -> &mut PgConnection {
-        match &mut self.0 {
-            Some(connection) => connection,
-            None => unreachable!("{RELEASED}"),
-        }
-    }
-}
-
-/// Why a [`Checkout`] always holds its connection while it can be used.
-const RELEASED: &str = "only `release`, which consumes the checkout, takes the connection";
-
-impl Drop for Checkout {
-    fn drop(&mut self) {
-        if let Some(mut abandoned) = self.0.take() {
-            tracing::debug!(
-                "a call was abandoned in the middle of its request: closing its connection"
-            );
-            abandoned.close_on_drop();
-        }
-    }
-}
-
-/// `before_acquire` hook of the pools [`PostgresCheckpointStore::connect`] creates: pings only
-/// a connection that has been idle for a while (see there).
-fn ping_if_idle<'c>(
-    connection: &'c mut PgConnection,
-    metadata: PoolConnectionMetadata,
-) -> Pin<Box<dyn Future<Output = Result<bool, sqlx::Error>> + Send + 'c>> {
-    Box::pin(async move {
-        if metadata.idle_for >= IDLE_CHECK_AFTER {
-            connection.ping().await?;
-        }
-        Ok(true)
-    })
 }

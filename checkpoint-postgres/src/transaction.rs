@@ -5,6 +5,7 @@
 //! Each runs the same statement as its counterpart on the pool, under the store's timeout, and
 //! never runs it a second time: on a lost connection the caller's transaction is gone anyway.
 
+use checkpoint_core::timeout::within;
 use checkpoint_core::validation::{
     validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
 };
@@ -24,7 +25,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.load_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     pub async fn load_in(
         &self,
@@ -37,7 +38,7 @@ impl PostgresCheckpointStore {
         let request = self
             .requests
             .load(connection, group, subscription, partition);
-        self.timed(Operation::Load, request).await
+        within(BACKEND, Operation::Load, self.timeout, request).await
     }
 
     /// [`list`](checkpoint_core::CheckpointStore::list) on the caller's connection or transaction.
@@ -49,7 +50,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.list_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table, count)
+        fields(backend = BACKEND, table = %self.table, group = group, count)
     )]
     pub async fn list_in(
         &self,
@@ -58,7 +59,7 @@ impl PostgresCheckpointStore {
     ) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
         let request = self.requests.list(connection, group);
-        self.timed(Operation::List, request).await
+        within(BACKEND, Operation::List, self.timeout, request).await
     }
 
     /// [`save`](checkpoint_core::CheckpointStore::save) on the caller's connection or transaction: the
@@ -71,7 +72,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.save_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     pub async fn save_in(
         &self,
@@ -85,7 +86,7 @@ impl PostgresCheckpointStore {
         let request = self
             .requests
             .save(connection, group, subscription, partition, position);
-        self.timed(Operation::Save, request).await
+        within(BACKEND, Operation::Save, self.timeout, request).await
     }
 
     /// [`save_all`](checkpoint_core::CheckpointStore::save_all) on the caller's connection or transaction.
@@ -97,7 +98,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.save_all_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table, batch_size = checkpoints.len(), distinct_keys)
+        fields(backend = BACKEND, table = %self.table, group = group, batch_size = checkpoints.len(), distinct_keys)
     )]
     pub async fn save_all_in(
         &self,
@@ -110,7 +111,7 @@ impl PostgresCheckpointStore {
             return Ok(());
         }
         let request = self.requests.save_all(connection, group, checkpoints);
-        self.timed(Operation::SaveAll, request).await
+        within(BACKEND, Operation::SaveAll, self.timeout, request).await
     }
 
     /// [`claim`](checkpoint_core::ExclusiveCheckpointStore::claim) on the caller's connection or transaction.
@@ -125,7 +126,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.claim_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     pub async fn claim_in(
         &self,
@@ -145,7 +146,7 @@ impl PostgresCheckpointStore {
             fingerprint,
             initial_position,
         );
-        self.timed(Operation::Claim, request).await
+        within(BACKEND, Operation::Claim, self.timeout, request).await
     }
 
     /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) on the caller's connection or
@@ -160,7 +161,7 @@ impl PostgresCheckpointStore {
         name = "checkpoint.advance_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = %self.table)
+        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
     )]
     pub async fn advance_in(
         &self,
@@ -175,6 +176,6 @@ impl PostgresCheckpointStore {
         let request = self
             .requests
             .advance(connection, group, subscription, partition, from, to);
-        self.timed(Operation::Advance, request).await
+        within(BACKEND, Operation::Advance, self.timeout, request).await
     }
 }

@@ -1,6 +1,7 @@
 //! How a checkpoint is laid out in SQLite: the table name (validated, then quoted, so that
-//! nothing a user passes can change the SQL it is spliced into), the migration that creates the
-//! table, and the columns' values read back through [`checkpoint_core::stored`].
+//! nothing a user passes can change the SQL it is spliced into) and the columns' values
+//! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
+//! the migration that runs it is a request (`requests/migration.rs`).
 
 use checkpoint_core::settings::malformed;
 use checkpoint_core::stored::{
@@ -8,9 +9,6 @@ use checkpoint_core::stored::{
 };
 use checkpoint_core::{Error, Fingerprint, Operation};
 
-use crate::error::backend;
-use crate::requests::sql;
-use crate::store::SqliteCheckpointStore;
 use crate::{BACKEND, DEFAULT_TABLE};
 
 /// The longest table name accepted, in bytes.
@@ -66,48 +64,6 @@ impl TableName {
     /// (`order`, `group`) usable; validation guarantees there is no `"` to escape.
     pub(crate) fn quoted(&self) -> String {
         format!("\"{}\"", self.0)
-    }
-}
-
-impl SqliteCheckpointStore {
-    /// Creates the checkpoint table and its tombstone table, each unless it exists (see the
-    /// [crate documentation](crate) for their definitions). Idempotent, and safe when several
-    /// processes start at once: the statements take the write lock, and whoever comes second
-    /// finds the tables there. A database made before the tombstone table existed gets it
-    /// from the next `migrate`.
-    ///
-    /// It does not alter an existing table of the same name.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the file is read-only;
-    /// [`Error::Timeout`] when it takes longer than the store's timeout.
-    #[tracing::instrument(
-        name = "checkpoint.migrate",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table()),
-        err(Debug)
-    )]
-    pub async fn migrate(&self) -> Result<(), Error> {
-        self.timed(Operation::Migrate, async {
-            // Two statements (the tables), in one transaction.
-            let mut transaction = self
-                .pool
-                .begin_with("BEGIN IMMEDIATE")
-                .await
-                .map_err(|error| backend(Operation::Migrate, error))?;
-            sqlx::raw_sql(sql(&self.requests.create_table))
-                .execute(&mut *transaction)
-                .await
-                .map_err(|error| backend(Operation::Migrate, error))?;
-            transaction
-                .commit()
-                .await
-                .map_err(|error| backend(Operation::Migrate, error))?;
-            Ok(())
-        })
-        .await
     }
 }
 

@@ -67,24 +67,22 @@
 //!   subscriptions](#retired-subscriptions)); `retired_at` is for people reading it. A file
 //!   made before the tombstone table existed gets it from the next `migrate`.
 //!
-//! # Statements per operation
+//! # Costs
+//!
+//! One statement per operation of the hot path, whatever the size of a batch (a refused
+//! `advance` adds a second); an embedded database has no network round trip to count:
 //!
 //! | operation | SQL |
 //! | --- | --- |
 //! | `save` | `INSERT .. ON CONFLICT DO UPDATE SET position = excluded.position WHERE position < excluded.position` |
-//! | `save_all` | the same upsert over `json_each(?)`: the whole batch (deduplicated with [`highest_per_key`](checkpoint_core::batch::highest_per_key)) is one JSON text parameter, so one statement whatever its size |
+//! | `save_all` | the same upsert over `json_each(?)`: the batch (deduplicated with [`highest_per_key`](checkpoint_core::batch::highest_per_key)) is one JSON text parameter |
 //! | `load`, `list` | one `SELECT` |
 //! | `claim` | `INSERT .. ON CONFLICT DO UPDATE SET query_fingerprint = COALESCE(query_fingerprint, excluded.query_fingerprint) RETURNING position, query_fingerprint` |
-//! | `advance` | `UPDATE .. SET position = to WHERE .. AND position = from`; only when it changes no row, a `SELECT` on the same connection to report where the checkpoint is ([`Error::Moved`](checkpoint_core::Error::Moved)) |
-//! | `groups` | one `SELECT DISTINCT` over both tables, sorted |
-//! | `retired` | one `SELECT` of the tombstones, sorted |
-//! | `start_at` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if neither, one `INSERT` of every partition (a JSON parameter); `COMMIT` |
+//! | `advance` | `UPDATE .. WHERE .. AND position = from`; only when it changes no row, a `SELECT` on the same connection for [`Error::Moved`](checkpoint_core::Error::Moved) |
+//! | `groups`, `retired` | one `SELECT`, sorted |
+//! | `start_at` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if neither, one `INSERT` of every partition; `COMMIT` |
 //! | `retire` | `BEGIN IMMEDIATE`; the tombstone; `DELETE` of the checkpoints; `COMMIT` |
 //! | `purge` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if a tombstone, it and any checkpoint left deleted; `COMMIT` |
-//!
-//! SQLite's `RETURNING` sees only the new row, so a failed compare-and-set cannot report the
-//! old position from the same statement; the follow-up `SELECT` is local (there is no network
-//! round trip to an embedded database) and only runs on the failure path.
 //!
 //! # Retired subscriptions
 //!
@@ -102,12 +100,9 @@
 //! takes the write lock, so the tombstone check and the write are one atomic step: a save runs
 //! wholly before a retire (and is deleted by it) or wholly after (and sees the tombstone), from
 //! any task or process. `start_at`, `retire` and `purge` each run in one `BEGIN IMMEDIATE`
-//! transaction, which takes the write lock before it reads, so what they check cannot change
-//! before they write, and they are all-or-nothing. A retire holds up other writers only for
-//! its own short transaction (they wait for the lock as for any write, up to the busy
-//! timeout). The integration tests race zombies on pools of their own (saves, batches, claims
-//! and saves in their own transactions, to existing and new partitions) against a retire and
-//! find nothing of the subscription after `retire` returned.
+//! transaction, which takes the write lock before it reads: all-or-nothing, and what they
+//! check cannot change before they write. A retire holds up other writers only for its own
+//! short transaction.
 //!
 //! # Durability
 //!
@@ -151,23 +146,20 @@
 //! `*_in` methods have it too: a timed-out call leaves the caller's transaction in an unknown
 //! state, so roll it back.
 //!
-//! The two timeouts bound different waits. SQLite's busy timeout is a setting of each
-//! connection ([`connect_options`](SqliteCheckpointStore::connect_options)): how long one
-//! statement waits for another connection's write lock before it fails with `SQLITE_BUSY`. The
-//! store's timeout bounds the whole call from outside: waiting for a free connection of the
-//! pool (all of them busy behind the write lock), the statement, and a compare-and-set's
-//! second statement. With both at 5 s, a writer held up by the lock gets one error or the
-//! other, both retryable. Set the busy timeout below the store's timeout to get SQLite's own
-//! error when the lock is what held the call up. When the store's timeout elapses first, the
-//! statement is not interrupted: it goes on waiting for the lock, up to the busy timeout, and
-//! may still take effect, as a call that timed out may on any backend.
+//! SQLite's busy timeout ([`DEFAULT_BUSY_TIMEOUT`], a setting of each connection) bounds how
+//! long one statement waits for another connection's write lock before a retryable
+//! `SQLITE_BUSY`; the store's timeout bounds the whole call from outside (the wait for a
+//! pooled connection, the statements). Set the busy timeout below the store's to get SQLite's
+//! own error when the lock held the call up. A call the store's timeout ended is not
+//! interrupted inside SQLite and may still take effect: every operation is safe to retry.
 //!
 //! # Tracing
 //!
-//! Every operation is one `tracing` span at DEBUG level named `checkpoint.<operation>`
-//! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, ...), with the fields
-//! `backend = "sqlite"`, `table` and the call's arguments (group, subscription, partition,
-//! positions, batch size).
+//! Every operation is one `tracing` span at DEBUG named `checkpoint.<operation>`
+//! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, ...) with the fields
+//! `backend = "sqlite"`, `table`, `group` and `subscription` where the call has them, and the
+//! sizes: `batch_size` and `distinct_keys` (save_all), `partitions` (start_at), `count` (list,
+//! groups, retired). No partition or position is a field.
 //!
 //! # Errors
 //!

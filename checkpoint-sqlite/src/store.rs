@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use checkpoint_core::settings::validate_timeout;
+use checkpoint_core::timeout::within;
 use checkpoint_core::validation::{
     validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
 };
@@ -37,7 +38,7 @@ pub struct SqliteCheckpointStore {
     pub(crate) pool: SqlitePool,
     table: TableName,
     pub(crate) requests: Arc<Requests>,
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl SqliteCheckpointStore {
@@ -173,30 +174,36 @@ impl SqliteCheckpointStore {
         &self.pool
     }
 
-    /// Runs `operation` under the configured timeout, if any.
-    pub(crate) async fn timed<T>(
-        &self,
-        operation: Operation,
-        future: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, Error> {
-        match self.timeout {
-            None => future.await,
-            Some(after) => {
-                tokio::time::timeout(after, future)
-                    .await
-                    .unwrap_or(Err(Error::Timeout {
-                        backend: BACKEND,
-                        operation,
-                        after,
-                    }))
-            }
-        }
+    /// Creates the checkpoint table and its tombstone table, each unless it exists (see the
+    /// [crate documentation](crate) for their definitions). Idempotent, and safe when several
+    /// processes start at once: the statements take the write lock, and whoever comes second
+    /// finds the tables there. A database made before the tombstone table existed gets it
+    /// from the next `migrate`.
+    ///
+    /// It does not alter an existing table of the same name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`] with [`Operation::Migrate`], for example when the file is read-only;
+    /// [`Error::Timeout`] when it takes longer than the store's timeout.
+    #[tracing::instrument(
+        name = "checkpoint.migrate",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = self.table()),
+        err(Debug)
+    )]
+    pub async fn migrate(&self) -> Result<(), Error> {
+        self.pooled(Operation::Migrate, |mut connection| async move {
+            self.requests.migrate(&mut connection).await
+        })
+        .await
     }
 
     /// Runs `request` on a connection from the pool, under the timeout (the wait for the
     /// connection included). The request owns the connection and returns it to the pool when
     /// it ends.
-    async fn pooled<T, R>(
+    pub(crate) async fn pooled<T, R>(
         &self,
         operation: Operation,
         request: impl FnOnce(PoolConnection<Sqlite>) -> R,
@@ -204,7 +211,7 @@ impl SqliteCheckpointStore {
     where
         R: Future<Output = Result<T, Error>>,
     {
-        self.timed(operation, async {
+        within(BACKEND, operation, self.timeout, async {
             let connection = self
                 .pool
                 .acquire()
@@ -222,7 +229,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.list",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group)
+        fields(backend = BACKEND, table = self.table(), group = group, count)
     )]
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
@@ -236,7 +243,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.load",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     async fn load(
         &self,
@@ -263,7 +270,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.save",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, position = position),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     async fn save(
         &self,
@@ -285,7 +292,7 @@ impl CheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.save_all",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len()),
+        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len(), distinct_keys),
     )]
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
         validate_batch(group, checkpoints)?;
@@ -307,7 +314,7 @@ impl ExclusiveCheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.claim",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     async fn claim(
         &self,
@@ -340,7 +347,7 @@ impl ExclusiveCheckpointStore for SqliteCheckpointStore {
         name = "checkpoint.advance",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, from = from, to = to),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     async fn advance(
         &self,

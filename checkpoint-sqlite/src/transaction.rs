@@ -3,6 +3,7 @@
 //!
 //! Each runs the same statements as its counterpart on the pool, under the store's timeout.
 
+use checkpoint_core::timeout::within;
 use checkpoint_core::validation::{
     validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
 };
@@ -19,7 +20,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.load_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     pub async fn load_in(
         &self,
@@ -32,7 +33,7 @@ impl SqliteCheckpointStore {
         let request = self
             .requests
             .load(conn, Operation::Load, group, subscription, partition);
-        self.timed(Operation::Load, request).await
+        within(BACKEND, Operation::Load, self.timeout, request).await
     }
 
     /// [`list`](checkpoint_core::CheckpointStore::list) on the caller's connection or
@@ -41,7 +42,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.list_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group),
+        fields(backend = BACKEND, table = self.table(), group = group, count),
     )]
     pub async fn list_in(
         &self,
@@ -50,7 +51,7 @@ impl SqliteCheckpointStore {
     ) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
         let request = self.requests.list(conn, group);
-        self.timed(Operation::List, request).await
+        within(BACKEND, Operation::List, self.timeout, request).await
     }
 
     /// [`save`](checkpoint_core::CheckpointStore::save) on the caller's connection or
@@ -64,7 +65,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.save_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, position = position),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     pub async fn save_in(
         &self,
@@ -78,7 +79,7 @@ impl SqliteCheckpointStore {
         let request = self
             .requests
             .save(conn, group, subscription, partition, position);
-        self.timed(Operation::Save, request).await
+        within(BACKEND, Operation::Save, self.timeout, request).await
     }
 
     /// [`save_all`](checkpoint_core::CheckpointStore::save_all) on the caller's connection or
@@ -87,7 +88,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.save_all_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len()),
+        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len(), distinct_keys),
     )]
     pub async fn save_all_in(
         &self,
@@ -100,7 +101,7 @@ impl SqliteCheckpointStore {
             return Ok(());
         }
         let request = self.requests.save_all(conn, group, checkpoints);
-        self.timed(Operation::SaveAll, request).await
+        within(BACKEND, Operation::SaveAll, self.timeout, request).await
     }
 
     /// [`claim`](checkpoint_core::ExclusiveCheckpointStore::claim) on the caller's connection
@@ -109,7 +110,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.claim_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     pub async fn claim_in(
         &self,
@@ -129,7 +130,7 @@ impl SqliteCheckpointStore {
             fingerprint,
             initial_position,
         );
-        self.timed(Operation::Claim, request).await
+        within(BACKEND, Operation::Claim, self.timeout, request).await
     }
 
     /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) on the caller's
@@ -144,7 +145,7 @@ impl SqliteCheckpointStore {
         name = "checkpoint.advance_in",
         level = "debug",
         skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription, partition = partition, from = from, to = to),
+        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
     )]
     pub async fn advance_in(
         &self,
@@ -159,6 +160,6 @@ impl SqliteCheckpointStore {
         let request = self
             .requests
             .advance(conn, group, subscription, partition, from, to);
-        self.timed(Operation::Advance, request).await
+        within(BACKEND, Operation::Advance, self.timeout, request).await
     }
 }

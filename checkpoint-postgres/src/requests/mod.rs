@@ -1,64 +1,78 @@
-//! Every request the store sends, loaded once per store for its table, and how each is sent
-//! and its reply read.
+//! The one door to the server: every request the store sends, and how each is sent and its
+//! reply read. `store.rs`, `admin.rs` and `transaction.rs` validate, open a span and call one
+//! function here; nothing else in the crate talks to PostgreSQL.
+//!
+//! - [`hot_path`]: the operations of [`CheckpointStore`](checkpoint_core::CheckpointStore) and
+//!   [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), one statement each;
+//! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
+//!   transactions;
+//! - [`migration`]: the transaction that creates the tables;
+//! - [`pool`]: a connection from the pool for one call, under the store's timeout, and what
+//!   happens to it when the call ends or is abandoned.
 //!
 //! The text lives in `sql/*.sql` with a `{table}` placeholder (`{schema}` in
 //! `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
 //! after [`TableName`] has validated it; every value a call passes is a bind parameter. That is
 //! why wrapping the text in [`sqlx::AssertSqlSafe`] is sound.
-//!
-//! Each function below sends one statement on a connection, the pool's or the caller's, and
-//! reads its reply. The store validates the input before and applies its timeout around it.
+
+mod admin;
+mod hot_path;
+mod migration;
+mod pool;
 
 use std::sync::Arc;
 
-use checkpoint_core::batch::highest_per_key;
-use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::AssertSqlSafe;
-use sqlx::postgres::PgConnection;
 
-use crate::error::backend;
-use crate::layout::{
-    TableName, fingerprint_from_db, partition_from_db, position_from_db, position_to_db,
-};
+use crate::layout::TableName;
+
+pub(crate) use pool::{Pooled, ping_if_idle};
 
 /// Serialises concurrent migrations of one table (see the file's header).
-pub(crate) const MIGRATE_LOCK: &str = include_str!("../sql/migrate_lock.sql");
+const MIGRATE_LOCK: &str = include_str!("../../sql/migrate_lock.sql");
 
 /// Whether the table exists, before the migration creates anything.
-pub(crate) const TABLE_EXISTS: &str = include_str!("../sql/table_exists.sql");
+const TABLE_EXISTS: &str = include_str!("../../sql/table_exists.sql");
 
 /// Whether the table's schema exists, before the migration creates it.
-pub(crate) const SCHEMA_EXISTS: &str = include_str!("../sql/schema_exists.sql");
+const SCHEMA_EXISTS: &str = include_str!("../../sql/schema_exists.sql");
 
 /// The first statement of retire's transaction: bounds the wait for its table lock.
-pub(crate) const RETIRE_LOCK_TIMEOUT: &str = include_str!("../sql/retire_lock_timeout.sql");
+const RETIRE_LOCK_TIMEOUT: &str = include_str!("../../sql/retire_lock_timeout.sql");
 
 /// The first statement of start_at's transaction: concurrent start_ats of one name take turns.
-pub(crate) const START_AT_LOCK: &str = include_str!("../sql/start_at_lock.sql");
+const START_AT_LOCK: &str = include_str!("../../sql/start_at_lock.sql");
 
 /// One SQL text per request, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
     /// `sql/schema.sql` (the checkpoint table and its tombstone table), also what
     /// [`schema_sql`](crate::PostgresCheckpointStore::schema_sql) prints.
-    pub(crate) create_table: Arc<str>,
+    create_table: Arc<str>,
     /// `sql/create_schema.sql`, for a schema-qualified table name only.
-    pub(crate) create_schema: Option<Arc<str>>,
+    create_schema: Option<Arc<str>>,
+    /// The table as configured (`schema.table`), the key of the migration's advisory lock.
+    table: String,
+    /// The table's quoted name, and its tombstone table's, which the migration looks for.
+    quoted: [String; 2],
+    /// The schema of a schema-qualified table, which the migration creates when missing.
+    schema: Option<String>,
     save: Arc<str>,
     save_all: Arc<str>,
     load: Arc<str>,
     list: Arc<str>,
     claim: Arc<str>,
     advance: Arc<str>,
-    pub(crate) groups: Arc<str>,
-    pub(crate) start_at: Arc<str>,
-    pub(crate) retire_lock: Arc<str>,
-    pub(crate) retire: Arc<str>,
-    pub(crate) retired: Arc<str>,
-    pub(crate) purge: Arc<str>,
+    groups: Arc<str>,
+    start_at: Arc<str>,
+    retire_lock: Arc<str>,
+    retire: Arc<str>,
+    retired: Arc<str>,
+    purge: Arc<str>,
 }
 
 impl Requests {
+    /// Every request's text for `table`, its name spliced in once.
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let retired = table.retired_quoted();
@@ -69,185 +83,44 @@ impl Requests {
                 .into()
         };
         Self {
-            create_table: render(include_str!("../sql/schema.sql")),
+            create_table: render(include_str!("../../sql/schema.sql")),
             create_schema: table.schema().map(|schema| {
-                include_str!("../sql/create_schema.sql")
+                include_str!("../../sql/create_schema.sql")
                     .trim_end()
                     .replace("{schema}", &format!("\"{schema}\""))
                     .into()
             }),
-            save: render(include_str!("../sql/save.sql")),
-            save_all: render(include_str!("../sql/save_all.sql")),
-            load: render(include_str!("../sql/load.sql")),
-            list: render(include_str!("../sql/list.sql")),
-            claim: render(include_str!("../sql/claim.sql")),
-            advance: render(include_str!("../sql/advance.sql")),
-            groups: render(include_str!("../sql/groups.sql")),
-            start_at: render(include_str!("../sql/start_at.sql")),
-            retire_lock: render(include_str!("../sql/retire_lock.sql")),
-            retire: render(include_str!("../sql/retire.sql")),
-            retired: render(include_str!("../sql/retired.sql")),
-            purge: render(include_str!("../sql/purge.sql")),
+            table: table.to_string(),
+            quoted: [quoted.clone(), retired.clone()],
+            schema: table.schema().map(str::to_owned),
+            save: render(include_str!("../../sql/save.sql")),
+            save_all: render(include_str!("../../sql/save_all.sql")),
+            load: render(include_str!("../../sql/load.sql")),
+            list: render(include_str!("../../sql/list.sql")),
+            claim: render(include_str!("../../sql/claim.sql")),
+            advance: render(include_str!("../../sql/advance.sql")),
+            groups: render(include_str!("../../sql/groups.sql")),
+            start_at: render(include_str!("../../sql/start_at.sql")),
+            retire_lock: render(include_str!("../../sql/retire_lock.sql")),
+            retire: render(include_str!("../../sql/retire.sql")),
+            retired: render(include_str!("../../sql/retired.sql")),
+            purge: render(include_str!("../../sql/purge.sql")),
         }
     }
 
-    pub(crate) async fn load(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(Operation::Load, error))?;
-        stored
-            .map(|position| position_from_db(Operation::Load, position))
-            .transpose()
-    }
-
-    /// Records the span field `count` of the calling operation.
-    pub(crate) async fn list(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-    ) -> Result<Vec<Checkpoint>, Error> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::List, error))?;
-        tracing::Span::current().record("count", rows.len());
-        rows.into_iter()
-            .map(|(subscription, partition, position)| {
-                Ok(Checkpoint::new(
-                    subscription,
-                    partition_from_db(Operation::List, partition)?,
-                    position_from_db(Operation::List, position)?,
-                ))
-            })
-            .collect()
-    }
-
-    pub(crate) async fn save(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        sqlx::query(sql(&self.save))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(position_to_db(position))
-            .execute(connection)
-            .await
-            .map_err(|error| backend(Operation::Save, error))?;
-        Ok(())
-    }
-
-    /// A non-empty batch as one statement over three arrays. Records the span field
-    /// `distinct_keys` of the calling operation.
-    pub(crate) async fn save_all(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        checkpoints: &[Checkpoint],
-    ) -> Result<(), Error> {
-        // One entry per key (ON CONFLICT may not touch a row twice in one statement), sorted
-        // by key (every batch locks its rows in the same order, so batches cannot deadlock).
-        let batch = highest_per_key(checkpoints);
-        tracing::Span::current().record("distinct_keys", batch.len());
-        let mut subscriptions = Vec::with_capacity(batch.len());
-        let mut partitions = Vec::with_capacity(batch.len());
-        let mut positions = Vec::with_capacity(batch.len());
-        for checkpoint in batch {
-            subscriptions.push(checkpoint.subscription);
-            partitions.push(i64::from(checkpoint.partition));
-            positions.push(position_to_db(checkpoint.position));
+    /// The DDL that the migration runs, as [`schema_sql`](crate::PostgresCheckpointStore::schema_sql)
+    /// prints it.
+    pub(crate) fn schema_sql(&self) -> String {
+        match &self.create_schema {
+            Some(create_schema) => format!("{create_schema};\n{};\n", self.create_table),
+            None => format!("{};\n", self.create_table),
         }
-        sqlx::query(sql(&self.save_all))
-            .bind(group)
-            .bind(subscriptions)
-            .bind(partitions)
-            .bind(positions)
-            .execute(connection)
-            .await
-            .map_err(|error| backend(Operation::SaveAll, error))?;
-        Ok(())
-    }
-
-    /// A retired subscription makes the statement return no row: [`Error::Retired`].
-    pub(crate) async fn claim(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(position_to_db(initial_position))
-            .bind(fingerprint.as_bytes().as_slice())
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(Operation::Claim, error))?;
-        let Some((position, stored)) = claimed else {
-            return Err(Error::retired(group, subscription));
-        };
-        let stored = fingerprint_from_db(Operation::Claim, stored)?;
-        if stored != fingerprint {
-            return Err(Error::QueryChanged {
-                stored,
-                requested: fingerprint,
-            });
-        }
-        position_from_db(Operation::Claim, position)
-    }
-
-    pub(crate) async fn advance(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        let (advanced, current): (i64, Option<i64>) = sqlx::query_as(sql(&self.advance))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(position_to_db(from))
-            .bind(position_to_db(to))
-            .fetch_one(connection)
-            .await
-            .map_err(|error| backend(Operation::Advance, error))?;
-        if advanced == 1 {
-            return Ok(());
-        }
-        Err(Error::Moved {
-            expected: from,
-            current: current
-                .map(|position| position_from_db(Operation::Advance, position))
-                .transpose()?,
-        })
     }
 }
 
 /// A request ready for [`sqlx::query`]: the text was built only from a validated, quoted
 /// table name and constant SQL (see the module doc).
-pub(crate) fn sql(request: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
+fn sql(request: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(request))
 }
 
@@ -300,7 +173,7 @@ mod tests {
     #[test]
     fn the_readme_shows_the_table_migrate_creates() {
         let requests = Requests::for_table(&TableName::default_table());
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../../README.md");
         assert!(
             readme.contains(&format!(
                 "```sql\n{}\n```",

@@ -1,0 +1,170 @@
+//! The hot path: each operation of [`CheckpointStore`](checkpoint_core::CheckpointStore) and
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) as one statement on
+//! a connection, the pool's or the caller's, and its reply read.
+
+use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
+use sqlx::postgres::PgConnection;
+
+use super::{Requests, sql};
+use crate::error::backend;
+use crate::layout::{fingerprint_from_db, partition_from_db, position_from_db, position_to_db};
+
+impl Requests {
+    /// The checkpoint's position, `None` when there is none.
+    pub(crate) async fn load(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .fetch_optional(connection)
+            .await
+            .map_err(|error| backend(Operation::Load, error))?;
+        stored
+            .map(|position| position_from_db(Operation::Load, position))
+            .transpose()
+    }
+
+    /// Records the span field `count` of the calling operation.
+    pub(crate) async fn list(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+    ) -> Result<Vec<Checkpoint>, Error> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
+            .bind(group)
+            .fetch_all(connection)
+            .await
+            .map_err(|error| backend(Operation::List, error))?;
+        tracing::Span::current().record("count", rows.len());
+        rows.into_iter()
+            .map(|(subscription, partition, position)| {
+                Ok(Checkpoint::new(
+                    subscription,
+                    partition_from_db(Operation::List, partition)?,
+                    position_from_db(Operation::List, position)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
+    pub(crate) async fn save(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        sqlx::query(sql(&self.save))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(position))
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::Save, error))?;
+        Ok(())
+    }
+
+    /// A non-empty batch as one statement over three arrays. Records the span field
+    /// `distinct_keys` of the calling operation.
+    pub(crate) async fn save_all(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
+        // One entry per key (ON CONFLICT may not touch a row twice in one statement), sorted
+        // by key (every batch locks its rows in the same order, so batches cannot deadlock).
+        let batch = highest_per_key(checkpoints);
+        tracing::Span::current().record("distinct_keys", batch.len());
+        let mut subscriptions = Vec::with_capacity(batch.len());
+        let mut partitions = Vec::with_capacity(batch.len());
+        let mut positions = Vec::with_capacity(batch.len());
+        for checkpoint in batch {
+            subscriptions.push(checkpoint.subscription);
+            partitions.push(i64::from(checkpoint.partition));
+            positions.push(position_to_db(checkpoint.position));
+        }
+        sqlx::query(sql(&self.save_all))
+            .bind(group)
+            .bind(subscriptions)
+            .bind(partitions)
+            .bind(positions)
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::SaveAll, error))?;
+        Ok(())
+    }
+
+    /// A retired subscription makes the statement return no row: [`Error::Retired`].
+    pub(crate) async fn claim(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        fingerprint: Fingerprint,
+        initial_position: u64,
+    ) -> Result<u64, Error> {
+        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(initial_position))
+            .bind(fingerprint.as_bytes().as_slice())
+            .fetch_optional(connection)
+            .await
+            .map_err(|error| backend(Operation::Claim, error))?;
+        let Some((position, stored)) = claimed else {
+            return Err(Error::retired(group, subscription));
+        };
+        let stored = fingerprint_from_db(Operation::Claim, stored)?;
+        if stored != fingerprint {
+            return Err(Error::QueryChanged {
+                stored,
+                requested: fingerprint,
+            });
+        }
+        position_from_db(Operation::Claim, position)
+    }
+
+    /// The compare-and-set: the statement also returns where the checkpoint is, for
+    /// [`Error::Moved`].
+    pub(crate) async fn advance(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<(), Error> {
+        let (advanced, current): (i64, Option<i64>) = sqlx::query_as(sql(&self.advance))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(from))
+            .bind(position_to_db(to))
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Advance, error))?;
+        if advanced == 1 {
+            return Ok(());
+        }
+        Err(Error::Moved {
+            expected: from,
+            current: current
+                .map(|position| position_from_db(Operation::Advance, position))
+                .transpose()?,
+        })
+    }
+}

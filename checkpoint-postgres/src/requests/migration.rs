@@ -1,0 +1,64 @@
+//! The migration: the checkpoint table and its tombstone table (and their schema) created in
+//! one transaction, each only when missing.
+
+use checkpoint_core::{Error, Operation};
+use sqlx::Connection;
+use sqlx::postgres::PgConnection;
+
+use super::{MIGRATE_LOCK, Requests, SCHEMA_EXISTS, TABLE_EXISTS, sql};
+use crate::error::backend;
+
+impl Requests {
+    /// The migration in one transaction on `connection`, under the table's advisory lock so
+    /// that concurrent migrations take turns. Creates nothing when both tables exist, so a
+    /// role without the privilege to create can run it.
+    pub(crate) async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
+        let failed = |error| backend(Operation::Migrate, error);
+        let mut transaction = connection.begin().await.map_err(failed)?;
+        sqlx::query(MIGRATE_LOCK)
+            .bind(&self.table)
+            .execute(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        let mut missing = false;
+        for quoted in &self.quoted {
+            let exists: bool = sqlx::query_scalar(TABLE_EXISTS)
+                .bind(quoted)
+                .fetch_one(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            missing |= !exists;
+        }
+        if missing {
+            self.create_missing(&mut transaction).await?;
+        }
+        transaction.commit().await.map_err(failed)
+    }
+
+    /// Creates the schema when the name has one and it is missing, then both tables (each
+    /// `IF NOT EXISTS`).
+    async fn create_missing(&self, connection: &mut PgConnection) -> Result<(), Error> {
+        let failed = |error| backend(Operation::Migrate, error);
+        if let (Some(schema), Some(create_schema)) = (&self.schema, &self.create_schema) {
+            // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on
+            // the database even when the schema is there.
+            let schema_exists: bool = sqlx::query_scalar(SCHEMA_EXISTS)
+                .bind(schema)
+                .fetch_one(&mut *connection)
+                .await
+                .map_err(failed)?;
+            if !schema_exists {
+                sqlx::query(sql(create_schema))
+                    .execute(&mut *connection)
+                    .await
+                    .map_err(failed)?;
+            }
+        }
+        // Two statements (the tables), so the simple protocol; no parameters.
+        sqlx::raw_sql(sql(&self.create_table))
+            .execute(&mut *connection)
+            .await
+            .map_err(failed)?;
+        Ok(())
+    }
+}

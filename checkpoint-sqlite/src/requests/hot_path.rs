@@ -1,0 +1,191 @@
+//! The hot path: each operation of [`CheckpointStore`](checkpoint_core::CheckpointStore) and
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) on a connection,
+//! the pool's or the caller's, and its reply read.
+
+use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
+use sqlx::sqlite::SqliteConnection;
+
+use super::{Requests, batch_json, sql};
+use crate::error::backend;
+use crate::layout::{fingerprint_from_db, partition_from_db, position_from_db, position_to_db};
+
+/// An advance retries its compare-and-set at most this many times, and only when the
+/// checkpoint reached `from` between its update and its read (see [`Requests::advance`]).
+const ADVANCE_ATTEMPTS: usize = 3;
+
+impl Requests {
+    /// Records the span field `count` of the calling operation.
+    pub(crate) async fn list(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+    ) -> Result<Vec<Checkpoint>, Error> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
+            .bind(group)
+            .fetch_all(connection)
+            .await
+            .map_err(|error| backend(Operation::List, error))?;
+        tracing::Span::current().record("count", rows.len());
+        rows.into_iter()
+            .map(|(subscription, partition, position)| {
+                let partition = partition_from_db(Operation::List, partition)?;
+                let position = position_from_db(Operation::List, position)?;
+                Ok(Checkpoint::new(subscription, partition, position))
+            })
+            .collect()
+    }
+
+    /// `operation` is [`Operation::Load`], or [`Operation::Advance`] for the read that follows
+    /// a failed compare-and-set.
+    pub(crate) async fn load(
+        &self,
+        connection: &mut SqliteConnection,
+        operation: Operation,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .fetch_optional(connection)
+            .await
+            .map_err(|error| backend(operation, error))?;
+        stored
+            .map(|position| position_from_db(operation, position))
+            .transpose()
+    }
+
+    /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
+    pub(crate) async fn save(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        sqlx::query(sql(&self.save))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(position))
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::Save, error))?;
+        Ok(())
+    }
+
+    /// A non-empty batch as one statement over one JSON parameter. Records the span field
+    /// `distinct_keys` of the calling operation.
+    pub(crate) async fn save_all(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
+        // Repeated keys are collapsed to their highest position first, which is what saving
+        // them one by one would leave. SQLite's upsert would also accept a row twice in one
+        // statement (PostgreSQL's refuses), but collapsing writes each row once and keeps the
+        // parameter small.
+        let batch = highest_per_key(checkpoints);
+        tracing::Span::current().record("distinct_keys", batch.len());
+        let batch = batch_json(&batch);
+        sqlx::query(sql(&self.save_all))
+            .bind(group)
+            .bind(batch)
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::SaveAll, error))?;
+        Ok(())
+    }
+
+    /// A retired subscription makes the statement return no row: [`Error::Retired`].
+    pub(crate) async fn claim(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        fingerprint: Fingerprint,
+        initial_position: u64,
+    ) -> Result<u64, Error> {
+        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(position_to_db(initial_position))
+            .bind(fingerprint.as_bytes().as_slice())
+            .fetch_optional(connection)
+            .await
+            .map_err(|error| backend(Operation::Claim, error))?;
+        let Some((position, stored)) = claimed else {
+            return Err(Error::retired(group, subscription));
+        };
+        let position = position_from_db(Operation::Claim, position)?;
+        let stored = fingerprint_from_db(Operation::Claim, stored)?;
+        if stored != fingerprint {
+            return Err(Error::QueryChanged {
+                stored,
+                requested: fingerprint,
+            });
+        }
+        Ok(position)
+    }
+
+    /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
+    /// statement, on the same connection, read where the checkpoint is, for [`Error::Moved`].
+    pub(crate) async fn advance(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<(), Error> {
+        let mut current = None;
+        for _ in 0..ADVANCE_ATTEMPTS {
+            let changed = sqlx::query(sql(&self.advance))
+                .bind(group)
+                .bind(subscription)
+                .bind(i64::from(partition))
+                .bind(position_to_db(from))
+                .bind(position_to_db(to))
+                .execute(&mut *connection)
+                .await
+                .map_err(|error| backend(Operation::Advance, error))?
+                .rows_affected();
+            if changed > 0 {
+                return Ok(());
+            }
+            // SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot
+            // also say where the checkpoint is: a second statement reads it. On an embedded
+            // database that costs no network round trip.
+            current = self
+                .load(
+                    &mut *connection,
+                    Operation::Advance,
+                    group,
+                    subscription,
+                    partition,
+                )
+                .await?;
+            if current != Some(from) {
+                return Err(Error::Moved {
+                    expected: from,
+                    current,
+                });
+            }
+            // Another writer moved the checkpoint up to `from` between the two statements
+            // (positions only move forward, so this happens at most once): the
+            // compare-and-set may succeed now.
+        }
+        Err(Error::Moved {
+            expected: from,
+            current,
+        })
+    }
+}

@@ -1,0 +1,26 @@
+//! The migration: the checkpoint table and its tombstone table created in one transaction,
+//! each unless it exists.
+
+use checkpoint_core::{Error, Operation};
+use sqlx::Connection;
+use sqlx::sqlite::SqliteConnection;
+
+use super::{Requests, sql};
+use crate::error::backend;
+
+impl Requests {
+    /// `sql/schema.sql`, two statements, in one `BEGIN IMMEDIATE` transaction: it takes the
+    /// write lock first, so of processes migrating at once the second finds the tables there.
+    pub(crate) async fn migrate(&self, connection: &mut SqliteConnection) -> Result<(), Error> {
+        let failed = |error| backend(Operation::Migrate, error);
+        let mut transaction = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(failed)?;
+        sqlx::raw_sql(sql(&self.create_table))
+            .execute(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        transaction.commit().await.map_err(failed)
+    }
+}

@@ -1,0 +1,206 @@
+//! The one door to the database: every request the store sends, and how each is sent and its
+//! reply read. `store.rs`, `admin.rs` and `transaction.rs` validate, open a span and call one
+//! function here; nothing else in the crate talks to SQLite.
+//!
+//! - [`hot_path`]: the operations of [`CheckpointStore`](checkpoint_core::CheckpointStore) and
+//!   [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore);
+//! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
+//!   transactions;
+//! - [`migration`]: the transaction that creates the tables.
+//!
+//! The statements live in `sql/*.sql` beside the crate with a `{table}` placeholder. The table
+//! name is the only text ever spliced into them, and only after [`TableName::parse`] has
+//! checked that it is a plain identifier; every value goes in as a bind parameter.
+
+mod admin;
+mod hot_path;
+mod migration;
+
+use std::sync::Arc;
+
+use checkpoint_core::Checkpoint;
+use sqlx::AssertSqlSafe;
+
+use crate::layout::TableName;
+
+/// Every statement of the store, for one table.
+#[derive(Debug)]
+pub(crate) struct Requests {
+    /// `sql/schema.sql` (the checkpoint table and its tombstone table), which
+    /// [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
+    create_table: Arc<str>,
+    list: Arc<str>,
+    load: Arc<str>,
+    save: Arc<str>,
+    save_all: Arc<str>,
+    claim: Arc<str>,
+    advance: Arc<str>,
+    groups: Arc<str>,
+    retired: Arc<str>,
+    presence: Arc<str>,
+    start_at: Arc<str>,
+    retire_tombstone: Arc<str>,
+    delete_subscription: Arc<str>,
+    purge_tombstone: Arc<str>,
+}
+
+impl Requests {
+    /// Every request's text for `table`, its name spliced in once.
+    pub(crate) fn for_table(table: &TableName) -> Self {
+        let quoted = table.quoted();
+        let retired = table.retired_quoted();
+        let build = |template: &str| -> Arc<str> {
+            template
+                .replace("{table}", &quoted)
+                .replace("{retired}", &retired)
+                .into()
+        };
+        Self {
+            create_table: build(include_str!("../../sql/schema.sql")),
+            list: build(include_str!("../../sql/list.sql")),
+            load: build(include_str!("../../sql/load.sql")),
+            save: build(include_str!("../../sql/save.sql")),
+            save_all: build(include_str!("../../sql/save_all.sql")),
+            claim: build(include_str!("../../sql/claim.sql")),
+            advance: build(include_str!("../../sql/advance.sql")),
+            groups: build(include_str!("../../sql/groups.sql")),
+            retired: build(include_str!("../../sql/retired.sql")),
+            presence: build(include_str!("../../sql/presence.sql")),
+            start_at: build(include_str!("../../sql/start_at.sql")),
+            retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
+            delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
+            purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
+        }
+    }
+}
+
+/// A statement ready for `sqlx::query`.
+///
+/// Sound because the only dynamic part of every statement is a [`TableName`], checked by
+/// [`TableName::parse`]; the `Arc` is shared, not copied, on each call.
+fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
+    AssertSqlSafe(Arc::clone(statement))
+}
+
+/// `start_at`'s positions as one JSON array of `[partition, position]` pairs, the parameter
+/// its statement expands with `json_each`.
+fn positions_json(positions: &[(u32, u64)]) -> String {
+    let pairs: Vec<String> = positions
+        .iter()
+        .map(|(partition, position)| format!("[{partition},{position}]"))
+        .collect();
+    format!("[{}]", pairs.join(","))
+}
+
+/// The batch as one JSON array of `[subscription, partition, position]` triples, the single
+/// parameter the `save_all` statement expands with `json_each`.
+fn batch_json(checkpoints: &[Checkpoint]) -> String {
+    let mut json = String::with_capacity(2 + checkpoints.len() * 48);
+    json.push('[');
+    for (index, checkpoint) in checkpoints.iter().enumerate() {
+        if index > 0 {
+            json.push(',');
+        }
+        json.push('[');
+        push_json_string(&mut json, &checkpoint.subscription);
+        json.push(',');
+        json.push_str(&checkpoint.partition.to_string());
+        json.push(',');
+        json.push_str(&checkpoint.position.to_string());
+        json.push(']');
+    }
+    json.push(']');
+    json
+}
+
+/// Appends `text` as a JSON string: quotes, backslashes and control characters escaped,
+/// everything else (any Unicode) as it is, which JSON allows and SQLite decodes back exactly.
+fn push_json_string(json: &mut String, text: &str) {
+    json.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => json.push_str("\\\""),
+            '\\' => json.push_str("\\\\"),
+            control if u32::from(control) < 0x20 => {
+                json.push_str(&format!("\\u{:04x}", u32::from(control)));
+            }
+            other => json.push(other),
+        }
+    }
+    json.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splices_the_quoted_name_everywhere() {
+        let requests = Requests::for_table(&TableName::parse("my_table").unwrap());
+        for statement in [
+            &requests.create_table,
+            &requests.list,
+            &requests.load,
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.advance,
+            &requests.groups,
+            &requests.presence,
+            &requests.start_at,
+            &requests.delete_subscription,
+        ] {
+            assert!(statement.contains("\"my_table\""), "{statement}");
+            assert!(!statement.contains("{table}"), "{statement}");
+            assert!(!statement.contains("{retired}"), "{statement}");
+        }
+        // Every statement that can create a checkpoint checks the tombstone table (start_at
+        // through `presence` in its transaction), and those of the tombstones name it.
+        for statement in [
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.retired,
+            &requests.retire_tombstone,
+            &requests.purge_tombstone,
+        ] {
+            assert!(statement.contains("\"my_table_retired\""), "{statement}");
+        }
+    }
+
+    #[test]
+    fn batch_json_escapes_what_json_requires() {
+        let batch = [
+            Checkpoint::new("plain", 0, 1),
+            Checkpoint::new(
+                "quote\" back\\slash\n\u{1}tab\t😀",
+                u32::MAX,
+                i64::MAX as u64,
+            ),
+        ];
+        assert_eq!(
+            batch_json(&batch),
+            "[[\"plain\",0,1],[\"quote\\\" back\\\\slash\\u000a\\u0001tab\\u0009😀\",4294967295,9223372036854775807]]"
+        );
+        assert_eq!(batch_json(&[]), "[]");
+        assert_eq!(
+            positions_json(&[(0, 1), (u32::MAX, i64::MAX as u64)]),
+            "[[0,1],[4294967295,9223372036854775807]]"
+        );
+    }
+
+    #[test]
+    fn the_readme_shows_the_table_migrate_creates() {
+        let requests = Requests::for_table(&TableName::default_table());
+        let ddl: Vec<&str> = requests
+            .create_table
+            .lines()
+            .filter(|line| !line.starts_with("--"))
+            .collect();
+        let readme = include_str!("../../README.md");
+        assert!(
+            readme.contains(&format!("```sql\n{}\n```", ddl.join("\n"))),
+            "README.md's schema differs from sql/schema.sql"
+        );
+    }
+}
