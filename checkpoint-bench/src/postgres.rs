@@ -16,27 +16,11 @@ use crate::subject::{Backend, BenchError, Documented, Subject, context};
 /// The bench's own table, emptied at the start of every run (it holds nothing else).
 const TABLE: &str = "checkpoint_bench";
 
-/// The store's statements, the very files it compiles in (`checkpoint-postgres/sql/`), with
-/// the table placeholder replaced as the store replaces it (the quoted table name). The crate
-/// does not export its SQL, so the bench reads the same files rather than a copy that could
-/// drift.
-const SAVE_SQL: &str = include_str!("../../checkpoint-postgres/sql/save.sql");
-const LIST_SQL: &str = include_str!("../../checkpoint-postgres/sql/list.sql");
-
 /// The commit floor's table and statement (see `subject`).
 const COMMIT_FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS checkpoint_bench_commit \
     (id INT PRIMARY KEY, n BIGINT NOT NULL); \
     INSERT INTO checkpoint_bench_commit VALUES (0, 0) ON CONFLICT DO NOTHING";
 const COMMIT_FLOOR_SQL: &str = "UPDATE checkpoint_bench_commit SET n = n + 1 WHERE id = 0";
-
-/// The store's request text for the bench table and its tombstone table, as the store
-/// renders it.
-fn render(template: &str) -> Arc<str> {
-    template
-        .replace("{table}", &format!("\"{TABLE}\""))
-        .replace("{retired}", &format!("\"{TABLE}_retired\""))
-        .into()
-}
 
 /// Connects, empties the bench table and builds the direct and the counted subjects.
 pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
@@ -118,12 +102,14 @@ async fn show(pool: &PgPool, statement: &'static str) -> Result<String, BenchErr
 
 fn subject(pool: PgPool) -> Result<Subject, BenchError> {
     let store = PostgresCheckpointStore::new(pool.clone()).with_table(TABLE)?;
+    // The very statements the store sends, as the store renders them for the bench table.
+    let (save, list) = (store.save_sql().into(), store.list_sql().into());
     Ok(sql::subject(
         pool,
         Arc::new(store),
         Requests {
-            save: render(SAVE_SQL),
-            list: render(LIST_SQL),
+            save,
+            list,
             // The cheapest durable write: one row of a one-row table updated in place, so the
             // commit waits for its WAL flush (synchronous_commit), as every save that moves a
             // checkpoint does. (`SELECT txid_current()` would not do: a transaction that wrote

@@ -12,20 +12,6 @@ use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
 use crate::sql::{self, HandWritten, Requests};
 use crate::subject::{Backend, BenchError, Documented, Subject, context};
 
-/// The store's statements, the very files it compiles in, with the table placeholder
-/// replaced as the store replaces it (the quoted default table name). The crate does not
-/// export its SQL.
-const SAVE_SQL: &str = include_str!("../../checkpoint-sqlite/sql/save.sql");
-const LIST_SQL: &str = include_str!("../../checkpoint-sqlite/sql/list.sql");
-
-/// The store's request text for its default table and tombstone table, as the store renders it.
-fn render(template: &str) -> Arc<str> {
-    template
-        .replace("{table}", "\"checkpoints\"")
-        .replace("{retired}", "\"checkpoints_retired\"")
-        .into()
-}
-
 /// The database file of this run (removed by [`remove`]).
 pub fn database_path() -> PathBuf {
     let nanos = SystemTime::now()
@@ -84,12 +70,14 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
 }
 
 fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
+    // The very statements the store sends, as the store renders them for its table.
+    let (save, list) = (store.save_sql().into(), store.list_sql().into());
     sql::subject(
         pool,
         Arc::new(store),
         Requests {
-            save: render(SAVE_SQL),
-            list: render(LIST_SQL),
+            save,
+            list,
             commit_floor: None,
             hand_written: HAND_WRITTEN,
         },

@@ -175,6 +175,20 @@ impl PostgresCheckpointStore {
         self.requests.schema_sql()
     }
 
+    /// The statement [`save`](checkpoint_core::CheckpointStore::save) sends (parameters
+    /// `$1` group, `$2` subscription, `$3` partition, `$4` position), rendered for this store's
+    /// table: to review what runs, or to time the same statement on a client of your own, as
+    /// the workspace's bench does.
+    pub fn save_sql(&self) -> &str {
+        self.requests.save_sql()
+    }
+
+    /// The statement [`list`](checkpoint_core::CheckpointStore::list) sends (parameter `$1`
+    /// group), rendered for this store's table, as [`save_sql`](Self::save_sql).
+    pub fn list_sql(&self) -> &str {
+        self.requests.list_sql()
+    }
+
     /// Creates the checkpoint table and its tombstone table (and their schema, when the name
     /// has one), each unless it exists.
     ///

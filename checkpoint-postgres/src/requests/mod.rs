@@ -108,6 +108,16 @@ impl Requests {
         }
     }
 
+    /// The statement `save` sends, rendered for the store's table.
+    pub(crate) fn save_sql(&self) -> &str {
+        &self.save
+    }
+
+    /// The statement `list` sends, rendered for the store's table.
+    pub(crate) fn list_sql(&self) -> &str {
+        &self.list
+    }
+
     /// The DDL that the migration runs, as [`schema_sql`](crate::PostgresCheckpointStore::schema_sql)
     /// prints it.
     pub(crate) fn schema_sql(&self) -> String {

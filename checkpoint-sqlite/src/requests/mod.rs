@@ -72,6 +72,16 @@ impl Requests {
             purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
         }
     }
+
+    /// The statement `save` sends, rendered for the store's table.
+    pub(crate) fn save_sql(&self) -> &str {
+        &self.save
+    }
+
+    /// The statement `list` sends, rendered for the store's table.
+    pub(crate) fn list_sql(&self) -> &str {
+        &self.list
+    }
 }
 
 /// A statement ready for `sqlx::query`.
