@@ -2,75 +2,20 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use checkpoint_core::{CheckpointStore, validation};
 use tokio::sync::{Notify, Semaphore};
-use tokio::task::JoinHandle;
 
 use crate::CommitterError;
 use crate::builder::{CommitterBuilder, Settings};
-use crate::flush::{self, Target, Writer};
-use crate::partition::{Partition, PartitionState};
+use crate::flush::{self, Target};
+use crate::partition::Partition;
+use crate::shared::Shared;
+use crate::state::PartitionState;
 use crate::stats::{CommitterStats, PartitionStats};
-
-type Registry = HashMap<(String, u32), Arc<PartitionState>>;
-
-/// What the committer's handles, partitions and periodic flush share.
-pub(crate) struct Shared {
-    pub store: Arc<dyn CheckpointStore>,
-    pub group: String,
-    pub settings: Settings,
-    epoch: Instant,
-    /// One permit per entry the committer may still hold (`max_in_flight` in all).
-    pub permits: Semaphore,
-    partitions: Mutex<Registry>,
-    /// Serializes writes, so a partition's written positions never go backwards, and keeps the
-    /// backoff after failures.
-    pub writer: tokio::sync::Mutex<Writer>,
-    shut_down: AtomicBool,
-    stop: Arc<Notify>,
-    flusher: Mutex<Option<JoinHandle<()>>>,
-    pub ticks: AtomicU64,
-    pub writes: AtomicU64,
-    pub failed_writes: AtomicU64,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Committer")
-            .field("group", &self.group)
-            .field("interval", &self.settings.interval)
-            .field("max_in_flight", &self.settings.max_in_flight)
-            .field("shut_down", &self.shut_down.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
-    }
-}
-
-impl Shared {
-    /// Nanoseconds since the committer started: the clock of dispatch times.
-    pub fn since_epoch(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    fn registry(&self) -> MutexGuard<'_, Registry> {
-        self.partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Every partition held now, in subscription and partition order.
-    pub fn held_partitions(&self) -> Vec<Arc<PartitionState>> {
-        let mut held: Vec<_> = self.registry().values().cloned().collect();
-        held.sort_by(|a, b| (&a.subscription, a.partition).cmp(&(&b.subscription, b.partition)));
-        held
-    }
-
-    pub fn is_shut_down(&self) -> bool {
-        self.shut_down.load(Ordering::Acquire)
-    }
-}
+use crate::writer::Writer;
 
 /// Turns out-of-order completions into gap-free checkpoints, written once per interval.
 ///
@@ -276,7 +221,7 @@ impl Committer {
         self.shared
             .held_partitions()
             .iter()
-            .map(|state| state.stats(&self.shared))
+            .map(|state| state.stats(self.shared.since_epoch()))
             .collect()
     }
 }

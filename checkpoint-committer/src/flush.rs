@@ -9,16 +9,9 @@ use tokio::sync::Notify;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::CommitterError;
-use crate::committer::Shared;
-use crate::partition::PartitionState;
-
-/// The state of the one writer: how many writes failed in a row, and when the periodic flush
-/// may try again.
-#[derive(Debug, Default)]
-pub(crate) struct Writer {
-    failures: u32,
-    retry_at: Option<Instant>,
-}
+use crate::shared::Shared;
+use crate::state::PartitionState;
+use crate::writer::Writer;
 
 /// Which partitions a write covers.
 pub(crate) enum Target<'a> {
@@ -50,8 +43,7 @@ pub(crate) async fn run_periodically(shared: Weak<Shared>, interval: Duration, s
         }
         shared.ticks.fetch_add(1, Ordering::Relaxed);
         let mut writer = shared.writer.lock().await;
-        let backing_off = writer.retry_at.is_some_and(|at| Instant::now() < at);
-        if !backing_off {
+        if !writer.backing_off() {
             // A failure is reported (tracing, callback, stats) inside; the positions stay held
             // for the next tick.
             let _ = write_locked(&shared, &mut writer, Target::All).await;
@@ -83,6 +75,29 @@ async fn write_locked(
         Target::One(state) => vec![state],
         Target::Released(states) => states.iter().map(|state| &**state).collect(),
     };
+    let (moved, batch) = moved_positions(states);
+    if batch.is_empty() {
+        return Ok(());
+    }
+    match shared.store.save_all(&shared.group, &batch).await {
+        Ok(()) => {
+            written(shared, writer, &moved, &batch);
+            Ok(())
+        }
+        Err(error) => {
+            let error = Arc::new(error);
+            not_written(shared, writer, &moved, batch.len(), &error);
+            Err(CommitterError::Flush {
+                source: error,
+                unwritten: batch,
+            })
+        }
+    }
+}
+
+/// The partitions of `states` whose gap-free position is ahead of what the store holds, and
+/// that position of each, as the batch to write.
+fn moved_positions(states: Vec<&PartitionState>) -> (Vec<&PartitionState>, Vec<Checkpoint>) {
     let mut moved = Vec::new();
     let mut batch = Vec::new();
     for state in states {
@@ -97,80 +112,51 @@ async fn write_locked(
             ));
         }
     }
-    if batch.is_empty() {
-        return Ok(());
-    }
-    match shared.store.save_all(&shared.group, &batch).await {
-        Ok(()) => {
-            let now = SystemTime::now();
-            for (state, checkpoint) in moved.iter().zip(&batch) {
-                let mut cell = state.lock();
-                cell.committed = cell.committed.max(checkpoint.position);
-                cell.last_write = Some(now);
-                cell.last_error = None;
-            }
-            writer.failures = 0;
-            writer.retry_at = None;
-            shared.writes.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(
-                group = %shared.group,
-                checkpoints = batch.len(),
-                "checkpoint_committer.write"
-            );
-            Ok(())
-        }
-        Err(error) => {
-            let error = Arc::new(error);
-            for state in &moved {
-                state.lock().last_error = Some(Arc::clone(&error));
-            }
-            writer.failures = writer.failures.saturating_add(1);
-            let wait = backoff(
-                shared.settings.interval,
-                shared.settings.max_backoff,
-                writer.failures,
-            );
-            writer.retry_at = Some(Instant::now() + wait);
-            shared.failed_writes.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(
-                group = %shared.group,
-                checkpoints = batch.len(),
-                failures_in_a_row = writer.failures,
-                retry_in = ?wait,
-                error = &*error as &dyn std::error::Error,
-                "checkpoint_committer.write failed; the positions are kept and written later"
-            );
-            if let Some(on_error) = &shared.settings.on_error {
-                on_error(&error);
-            }
-            Err(CommitterError::Flush {
-                source: error,
-                unwritten: batch,
-            })
-        }
-    }
+    (moved, batch)
 }
 
-/// The wait after the `failures`-th failed write in a row: `interval × 2^failures`, at most
-/// `max`.
-fn backoff(interval: Duration, max: Duration, failures: u32) -> Duration {
-    interval
-        .checked_mul(1 << failures.min(20))
-        .map_or(max, |wait| wait.min(max))
+/// Records a write of `batch` (one checkpoint per partition of `moved`) that succeeded.
+fn written(shared: &Shared, writer: &mut Writer, moved: &[&PartitionState], batch: &[Checkpoint]) {
+    let now = SystemTime::now();
+    for (state, checkpoint) in moved.iter().zip(batch) {
+        let mut cell = state.lock();
+        cell.committed = cell.committed.max(checkpoint.position);
+        cell.last_write = Some(now);
+        cell.last_error = None;
+    }
+    writer.succeeded();
+    shared.writes.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(
+        group = %shared.group,
+        checkpoints = batch.len(),
+        "checkpoint_committer.write"
+    );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_up_to_the_maximum() {
-        let ms = Duration::from_millis;
-        let waits: Vec<_> = (1..=6).map(|n| backoff(ms(100), ms(2_000), n)).collect();
-        assert_eq!(
-            waits,
-            [ms(200), ms(400), ms(800), ms(1_600), ms(2_000), ms(2_000)]
-        );
-        assert_eq!(backoff(ms(100), ms(2_000), u32::MAX), ms(2_000));
+/// Records a write of `checkpoints` positions of `moved` that failed with `error`: the
+/// positions stay held, the next periodic write backs off, and the error is reported (the
+/// partitions' stats, tracing, the callback).
+fn not_written(
+    shared: &Shared,
+    writer: &mut Writer,
+    moved: &[&PartitionState],
+    checkpoints: usize,
+    error: &Arc<checkpoint_core::Error>,
+) {
+    for state in moved {
+        state.lock().last_error = Some(Arc::clone(error));
+    }
+    let wait = writer.failed(shared.settings.interval, shared.settings.max_backoff);
+    shared.failed_writes.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(
+        group = %shared.group,
+        checkpoints,
+        failures_in_a_row = writer.failures,
+        retry_in = ?wait,
+        error = &**error as &dyn std::error::Error,
+        "checkpoint_committer.write failed; the positions are kept and written later"
+    );
+    if let Some(on_error) = &shared.settings.on_error {
+        on_error(error);
     }
 }

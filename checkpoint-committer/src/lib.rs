@@ -130,8 +130,11 @@ mod flush;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod partition;
+mod shared;
+mod state;
 mod stats;
 mod tracker;
+mod writer;
 
 pub use builder::{CommitterBuilder, DEFAULT_INTERVAL, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN_FLIGHT};
 pub use committer::Committer;

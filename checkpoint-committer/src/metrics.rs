@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::committer::Shared;
+use crate::shared::Shared;
 
 /// Gauge: the highest position known to be in the store.
 pub const COMMITTED_POSITION: &str = "checkpoint_committer_committed_position";
@@ -27,7 +27,7 @@ pub const WRITE_ERRORS_TOTAL: &str = "checkpoint_committer_write_errors_total";
 pub(crate) fn publish(shared: &Shared) {
     let group = shared.group.clone();
     for state in shared.held_partitions() {
-        let stats = state.stats(shared);
+        let stats = state.stats(shared.since_epoch());
         let labels = [
             ("group", group.clone()),
             ("subscription", stats.subscription.clone()),
