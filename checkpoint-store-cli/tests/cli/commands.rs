@@ -1,19 +1,21 @@
 //! Every command on every backend: output, JSON and exit codes, from seeding a group to
-//! purging a retired subscription and starting its name again.
+//! purging a retired subscription and starting its name again. One test per command and
+//! backend, each in a group of its own, so that one failure does not hide the others.
 
-use checkpoint_core::Checkpoint;
+use checkpoint_core::{Checkpoint, CheckpointAdmin};
 use serde_json::json;
 
 use crate::support::{Backend, Fixture, fresh_group};
 
-async fn every_command(backend: Backend) {
+/// A fixture on `backend` and a fresh group holding `a` (partitions 0 and 1, the second at
+/// the highest position) and `b` (partition 0).
+async fn seeded(backend: Backend) -> (Fixture, String) {
     let fixture = Fixture::new(backend).await;
     let group = fresh_group("cli");
-    let g = group.as_str();
     fixture
         .store
         .save_all(
-            g,
+            &group,
             &[
                 Checkpoint::new("b", 0, 7),
                 Checkpoint::new("a", 1, 9_223_372_036_854_775_807),
@@ -22,7 +24,12 @@ async fn every_command(backend: Backend) {
         )
         .await
         .expect("seed");
+    (fixture, group)
+}
 
+async fn groups_and_list(backend: Backend) {
+    let (fixture, group) = seeded(backend).await;
+    let g = group.as_str();
     // groups: the group, once; JSON an array of names.
     let groups = fixture.cli(&["groups"]);
     assert_eq!(
@@ -53,7 +60,11 @@ async fn every_command(backend: Backend) {
         fixture.cli(&["list", g, "--subscription", "b"]).ok(),
         "SUBSCRIPTION  PARTITION  POSITION\nb                     0         7\n"
     );
+}
 
+async fn unknown_names(backend: Backend) {
+    let (fixture, group) = seeded(backend).await;
+    let g = group.as_str();
     // An unknown group: nothing on standard output, one line, exit 3.
     let unknown = fresh_group("cli-unknown");
     let listed = fixture.cli(&["list", &unknown]);
@@ -67,7 +78,11 @@ async fn every_command(backend: Backend) {
         listed.error(3),
         format!("error: no checkpoints for subscription \"typo\" of group \"{g}\"")
     );
+}
 
+async fn start(backend: Backend) {
+    let (fixture, group) = seeded(backend).await;
+    let g = group.as_str();
     // start --like copies; a second start of the name is refused.
     assert_eq!(
         fixture.cli(&["start", g, "c", "--like", "a"]).ok(),
@@ -100,7 +115,11 @@ async fn every_command(backend: Backend) {
             "0",
         ])
         .error(2);
+}
 
+async fn retire(backend: Backend) {
+    let (fixture, group) = seeded(backend).await;
+    let g = group.as_str();
     // retire: refused without --yes off a terminal, refused for a typo, then done.
     let refused = fixture.cli(&["retire", g, "a"]);
     assert!(refused.error(2).contains("--yes"), "{refused:#?}");
@@ -114,8 +133,8 @@ async fn every_command(backend: Backend) {
     assert_eq!(
         fixture.cli(&["retire", g, "a", "--yes"]).ok(),
         format!(
-            "retired subscription \"a\" of group \"{g}\" (2 checkpoints); purge it once no \
-             process can still run under it\n"
+            "retired subscription \"a\" of group \"{g}\"; purge it once no process can still \
+             run under it\n"
         )
     );
     let listing = fixture.cli(&["list", g, "--json"]).json();
@@ -137,18 +156,23 @@ async fn every_command(backend: Backend) {
     assert_eq!(listed.stdout, "retired: a\n");
     listed.error(3);
     assert_eq!(
-        fixture.cli(&["start", g, "a", "--like", "c"]).error(3),
+        fixture.cli(&["start", g, "a", "--like", "b"]).error(3),
         format!(
             "error: subscription \"a\" of group \"{g}\" is retired: purge it before using its \
              name again"
         )
     );
+}
 
+async fn purge(backend: Backend) {
+    let (fixture, group) = seeded(backend).await;
+    let g = group.as_str();
+    fixture.store.retire(g, "a").await.expect("retire a");
     // purge: refused on a live name and without --yes; then the name can be started again.
     assert_eq!(
-        fixture.cli(&["purge", g, "c", "--yes"]).error(3),
+        fixture.cli(&["purge", g, "b", "--yes"]).error(3),
         format!(
-            "error: subscription \"c\" of group \"{g}\" is not retired: retire it before purging \
+            "error: subscription \"b\" of group \"{g}\" is not retired: retire it before purging \
              it"
         )
     );
@@ -168,27 +192,44 @@ async fn every_command(backend: Backend) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres() {
-    every_command(Backend::Postgres).await;
+/// One module per backend, one test per command in each.
+macro_rules! every_command {
+    ($($backend:ident: $variant:expr),* $(,)?) => {$(
+        mod $backend {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn groups_and_list() {
+                super::groups_and_list($variant).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn unknown_names() {
+                super::unknown_names($variant).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn start() {
+                super::start($variant).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn retire() {
+                super::retire($variant).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn purge() {
+                super::purge($variant).await;
+            }
+        }
+    )*};
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite() {
-    every_command(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis() {
-    every_command(Backend::Redis).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_cluster() {
-    every_command(Backend::RedisCluster).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dynamodb() {
-    every_command(Backend::DynamoDb).await;
+every_command! {
+    postgres: Backend::Postgres,
+    sqlite: Backend::Sqlite,
+    redis: Backend::Redis,
+    redis_cluster: Backend::RedisCluster,
+    dynamodb: Backend::DynamoDb,
 }
