@@ -36,8 +36,13 @@ where
     #[tracing::instrument(
         name = "checkpoint.start_at",
         level = "debug",
-        skip(self, positions),
-        fields(backend = BACKEND, partitions = positions.len())
+        skip_all,
+        fields(
+            backend = BACKEND,
+            group = group,
+            subscription = subscription,
+            partitions = positions.len(),
+        )
     )]
     async fn start_at(
         &self,
@@ -57,8 +62,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.retire",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND, deleted)
+        skip_all,
+        fields(backend = BACKEND, group = group, subscription = subscription, deleted)
     )]
     async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
         validate_key(group, subscription)?;
@@ -75,8 +80,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.retired",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND, found)
+        skip_all,
+        fields(backend = BACKEND, group = group, found)
     )]
     async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
         validate_group(group)?;
@@ -92,8 +97,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.purge",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND)
+        skip_all,
+        fields(backend = BACKEND, group = group, subscription = subscription)
     )]
     async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
         validate_key(group, subscription)?;

@@ -10,7 +10,7 @@ use checkpoint_core::stored::position_from_decimal;
 use checkpoint_core::validation::validate_group;
 use checkpoint_core::{Error, Fingerprint, UnexpectedValue};
 
-use crate::{MAX_KEY_PREFIX_BYTES, RedisCheckpointStore};
+use crate::MAX_KEY_PREFIX_BYTES;
 
 /// A field of a group's hash, in an [`UnexpectedValue`].
 pub(crate) const FIELD: &str = "field";
@@ -18,22 +18,6 @@ pub(crate) const FIELD: &str = "field";
 pub(crate) const POSITION: &str = "position";
 /// The fingerprint part of a stored value (or a fingerprint a script returns).
 pub(crate) const FINGERPRINT: &str = "fingerprint";
-
-impl<C> RedisCheckpointStore<C> {
-    /// The cluster hash tag of `group`, `{<group with % and } percent-escaped>}`: a key that
-    /// holds it lives in the same cluster slot as the group's checkpoints, so
-    /// [`advance_in`](Self::advance_in) can write it atomically with an advance.
-    pub fn hash_tag(&self, group: &str) -> Result<String, Error> {
-        validate_group(group)?;
-        Ok(hash_tag(group))
-    }
-
-    /// The key of the hash that holds every checkpoint of `group`.
-    pub fn group_key(&self, group: &str) -> Result<String, Error> {
-        validate_group(group)?;
-        Ok(group_key(self.key_prefix(), group))
-    }
-}
 
 /// Checks a key prefix: non-empty, at most [`MAX_KEY_PREFIX_BYTES`], no `{`, `}` or NUL.
 ///

@@ -1,7 +1,7 @@
 //! [`RedisCheckpointStore`]: the type, `new` and its settings, and the monotonic and exclusive
-//! operations, each validated, sent as the request of [`requests`](crate::requests) under the
-//! store's timeout, and followed by the replica acknowledgement when one is asked for. The
-//! constructors that take a URL or a client are in `connect.rs`.
+//! operations, each validated, then sent as one request of [`requests`] within the store's
+//! timeout ([`timed`](RedisCheckpointStore::timed)). The constructors that take a URL or a
+//! client are in `connect.rs`.
 
 use std::fmt;
 use std::future::Future;
@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use checkpoint_core::settings::{validate_count, validate_timeout};
+use checkpoint_core::timeout::within;
 use checkpoint_core::validation::{
     validate_batch, validate_claim, validate_group, validate_key, validate_save,
 };
@@ -19,7 +20,7 @@ use checkpoint_core::{
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 
-use crate::connect::Connection;
+use crate::connection::Connection;
 use crate::layout::{self, key_pattern, validate_prefix};
 use crate::requests::{self, COMMAND_RULES, ReplicaAck, WAIT_RULE};
 use crate::{BACKEND, DEFAULT_KEY_PREFIX, MAX_SAVE_ALL_CHUNK, SAVE_ALL_CHUNK};
@@ -190,6 +191,20 @@ impl<C> RedisCheckpointStore<C> {
         &self.prefix
     }
 
+    /// The cluster hash tag of `group`, `{<group with % and } percent-escaped>}`: a key that
+    /// holds it lives in the same cluster slot as the group's checkpoints, so
+    /// [`advance_in`](Self::advance_in) can write it atomically with an advance.
+    pub fn hash_tag(&self, group: &str) -> Result<String, Error> {
+        validate_group(group)?;
+        Ok(layout::hash_tag(group))
+    }
+
+    /// The key of the hash that holds every checkpoint of `group`.
+    pub fn group_key(&self, group: &str) -> Result<String, Error> {
+        validate_group(group)?;
+        Ok(layout::group_key(&self.prefix, group))
+    }
+
     /// The connection the store runs on now (a handle to it; after a timeout, a store that
     /// connected itself runs its next calls on a new one).
     pub fn connection(&self) -> C
@@ -232,10 +247,13 @@ impl<C> RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    /// Runs `request` on the store's connection under the store's timeout, if it has one.
+    /// Runs `request` on the store's connection within the store's timeout, if it has one
+    /// ([`checkpoint_core::timeout::within`]).
     ///
     /// Making a new connection first, when a call timed out on the current one, is part of the
-    /// call and of its time. A call that times out marks the connection it ran on stale.
+    /// call and of its time. A call that times out marks the connection it ran on stale, so
+    /// that the next call makes a new one (see [`Connection`]): the peer may have
+    /// vanished without closing it, and no error will ever say so.
     pub(crate) async fn timed<T, R>(
         &self,
         operation: Operation,
@@ -244,30 +262,18 @@ where
     where
         R: Future<Output = Result<T, Error>>,
     {
-        let Some(after) = self.timeout else {
-            let (connection, _generation) = self.connection.checkout(operation).await?;
-            return request(connection).await;
-        };
         let mut generation = None;
         let call = async {
             let (connection, checked_out) = self.connection.checkout(operation).await?;
             generation = Some(checked_out);
             request(connection).await
         };
-        let outcome = tokio::time::timeout(after, call).await;
-        match outcome {
-            Ok(result) => result,
-            Err(_elapsed) => {
-                if let Some(generation) = generation {
-                    self.connection.timed_out(generation);
-                }
-                Err(Error::Timeout {
-                    backend: BACKEND,
-                    operation,
-                    after,
-                })
-            }
+        let result = within(BACKEND, operation, self.timeout, call).await;
+        // Only `within` returns `Error::Timeout`: the requests' own errors are backend errors.
+        if let (Err(Error::Timeout { .. }), Some(generation)) = (&result, generation) {
+            self.connection.timed_out(generation);
         }
+        result
     }
 
     /// The replica acknowledgement asked for by
@@ -285,8 +291,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.list",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND, found)
+        skip_all,
+        fields(backend = BACKEND, group = group, found)
     )]
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
@@ -307,8 +313,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.load",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND)
+        skip_all,
+        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
     )]
     async fn load(
         &self,
@@ -328,8 +334,14 @@ where
     #[tracing::instrument(
         name = "checkpoint.save",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND, moved)
+        skip_all,
+        fields(
+            backend = BACKEND,
+            group = group,
+            subscription = subscription,
+            partition = partition,
+            moved,
+        )
     )]
     async fn save(
         &self,
@@ -353,8 +365,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.save_all",
         level = "debug",
-        skip(self, checkpoints),
-        fields(backend = BACKEND, batch_size = checkpoints.len(), chunks, moved)
+        skip_all,
+        fields(backend = BACKEND, group = group, batch_size = checkpoints.len(), chunks, moved)
     )]
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
         validate_batch(group, checkpoints)?;
@@ -391,8 +403,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.claim",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND)
+        skip_all,
+        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
     )]
     async fn claim(
         &self,
@@ -408,8 +420,8 @@ where
         self.timed(Operation::Claim, |mut connection| async move {
             requests::claim(
                 &mut connection,
-                &key,
-                &field,
+                (group, &key),
+                (subscription, &field),
                 fingerprint,
                 initial_position,
                 self.replica_ack,
@@ -422,8 +434,8 @@ where
     #[tracing::instrument(
         name = "checkpoint.advance",
         level = "debug",
-        skip(self),
-        fields(backend = BACKEND)
+        skip_all,
+        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
     )]
     async fn advance(
         &self,

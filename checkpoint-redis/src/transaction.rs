@@ -68,8 +68,14 @@ where
     #[tracing::instrument(
         name = "checkpoint.advance_in",
         level = "debug",
-        skip(self, writes),
-        fields(backend = BACKEND, writes = writes.len())
+        skip_all,
+        fields(
+            backend = BACKEND,
+            group = group,
+            subscription = subscription,
+            partition = partition,
+            writes = writes.len(),
+        )
     )]
     pub async fn advance_in(
         &self,
@@ -110,6 +116,9 @@ where
         let field = layout::field(subscription, partition);
         self.timed(Operation::Advance, |mut connection| async move {
             let ack = self.replica_ack();
+            let writes = writes
+                .iter()
+                .map(|write| (write.key, write.field, write.value));
             requests::advance(&mut connection, &key, &field, from, to, writes, ack).await
         })
         .await

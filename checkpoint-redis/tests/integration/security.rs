@@ -50,23 +50,78 @@ fn expect_noperm<T: std::fmt::Debug>(what: &str, result: redis::RedisResult<T>) 
     }
 }
 
-/// A user with exactly [`RedisCheckpointStore::acl_rules`] runs every operation and the whole
-/// conformance kit without a single refusal in the server's ACL log, and is refused anything
-/// outside its prefix (checked with a prefix holding a glob character, so an unescaped
-/// pattern would let it out) or outside its commands.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
-    let server = OwnRedis::start(VOLATILE).await;
-    let prefix = "app?";
-    let admin_store = RedisCheckpointStore::connect(&server.url())
-        .await
-        .expect("connecting as the default user")
-        .with_key_prefix(prefix)
-        .expect("a valid prefix");
-    let rules = admin_store
-        .clone()
+/// The prefix of the ACL tests: with a glob character, so that an unescaped key pattern would
+/// let the user out of it.
+const ACL_PREFIX: &str = "app?";
+
+/// A server of the test's own with a user limited to exactly
+/// [`RedisCheckpointStore::acl_rules`] (with `+wait`) for [`ACL_PREFIX`], its ACL log reset.
+struct AclServer {
+    server: OwnRedis,
+    limited_url: String,
+}
+
+impl AclServer {
+    async fn start() -> Self {
+        let server = OwnRedis::start(VOLATILE).await;
+        let (user, password) = ("checkpoint-app", "acl-test-password");
+        create_user(&server, user, password, &acl_rules()).await;
+        let () = redis::cmd("ACL")
+            .arg("LOG")
+            .arg("RESET")
+            .query_async(&mut server.admin().await)
+            .await
+            .expect("ACL LOG RESET");
+        let port = server.url().rsplit(':').next().expect("a port").to_owned();
+        let limited_url = format!("redis://{user}:{password}@127.0.0.1:{port}");
+        Self {
+            server,
+            limited_url,
+        }
+    }
+
+    /// A store connected as the limited user, under `prefix`.
+    async fn limited_store(&self, prefix: &str) -> RedisCheckpointStore {
+        RedisCheckpointStore::connect(&self.limited_url)
+            .await
+            .expect("connecting as the limited user")
+            .with_key_prefix(prefix)
+            .expect("a valid prefix")
+    }
+
+    /// How many of `keys` exist, asked as the default user.
+    async fn existing(&self, keys: &[&str]) -> i64 {
+        redis::cmd("EXISTS")
+            .arg(keys)
+            .query_async(&mut self.server.admin().await)
+            .await
+            .expect("EXISTS")
+    }
+
+    /// Fails the test if the ACL log holds a refusal.
+    async fn assert_nothing_refused(&self) {
+        let log = acl_log(&self.server).await;
+        assert!(
+            log.is_empty(),
+            "the server refused something the store needs: {log:?}"
+        );
+    }
+}
+
+/// The rules of a store under [`ACL_PREFIX`] with a replica acknowledgement.
+fn acl_rules() -> Vec<String> {
+    RedisCheckpointStore::new(())
+        .with_key_prefix(ACL_PREFIX)
+        .expect("a valid prefix")
         .with_replica_ack(0, Duration::from_millis(10))
-        .acl_rules();
+        .acl_rules()
+}
+
+/// [`RedisCheckpointStore::acl_rules`] are the rules the crate doc shows, the prefix's glob
+/// character escaped.
+#[test]
+fn acl_rules_are_the_documented_ones_with_the_prefix_escaped() {
+    let rules = acl_rules();
     eprintln!("ACL rules: {}", rules.join(" "));
     assert_eq!(
         rules.join(" "),
@@ -74,25 +129,14 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
          +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +wait",
         "the rules the crate doc shows"
     );
-    let (user, password) = ("checkpoint-app", "acl-test-password");
-    create_user(&server, user, password, &rules).await;
-    let mut admin = server.admin().await;
-    let () = redis::cmd("ACL")
-        .arg("LOG")
-        .arg("RESET")
-        .query_async(&mut admin)
-        .await
-        .expect("ACL LOG RESET");
+}
 
-    let port = server.url().rsplit(':').next().expect("a port").to_owned();
-    let limited_url = format!("redis://{user}:{password}@127.0.0.1:{port}");
-    let store = RedisCheckpointStore::connect(&limited_url)
-        .await
-        .expect("connecting as the limited user")
-        .with_key_prefix(prefix)
-        .expect("a valid prefix");
-
-    // Every operation, the EVAL fallback after SCRIPT FLUSH, and WAIT.
+/// Every operation, the `EVAL` fallback after `SCRIPT FLUSH` and `WAIT` run as the limited
+/// user without a single refusal in the server's ACL log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acl_user_runs_every_operation_without_a_refusal() {
+    let acl = AclServer::start().await;
+    let store = acl.limited_store(ACL_PREFIX).await;
     let group = fresh_group("redis-acl");
     let fingerprint = Fingerprint::from_bytes([2; 32]);
     store.save(&group, "s", 0, 5).await.expect("save");
@@ -113,14 +157,17 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         .advance(&group, "e", 0, at, 11)
         .await
         .expect("advance");
-    let totals = format!("{prefix}:totals:{}", store.hash_tag(&group).expect("tag"));
+    let totals = format!(
+        "{ACL_PREFIX}:totals:{}",
+        store.hash_tag(&group).expect("tag")
+    );
     store
         .advance_in(&group, "e", 0, 11, 12, &[HashWrite::new(&totals, "n", "1")])
         .await
         .expect("advance_in into a key under the prefix");
     let () = redis::cmd("SCRIPT")
         .arg("FLUSH")
-        .query_async(&mut admin)
+        .query_async(&mut acl.server.admin().await)
         .await
         .expect("SCRIPT FLUSH");
     store
@@ -133,9 +180,16 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         .save(&group, "s", 0, 9)
         .await
         .expect("save with WAIT");
-    // The whole conformance kit through the limited user, but for the concurrent histories:
-    // they send the same commands as the cases, many times over (and run on the shared
-    // server anyway).
+    acl.assert_nothing_refused().await;
+}
+
+/// The whole conformance kit, the operations API's cases included, runs as the limited user
+/// without a single refusal in the server's ACL log; but for the concurrent histories, which
+/// send the same commands as the cases, many times over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acl_user_passes_the_conformance_kit_without_a_refusal() {
+    let acl = AclServer::start().await;
+    let store = acl.limited_store(ACL_PREFIX).await;
     for case in MONOTONIC_CASES
         .iter()
         .filter(|case| case.name != "concurrent_histories")
@@ -149,8 +203,6 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
             panic!("{} under the ACL user: {failure}", case.name);
         }
     }
-    // And the operations API's cases (the tombstones, groups' SCAN), but for its concurrent
-    // histories, for the same reason.
     for case in ADMIN_CASES
         .iter()
         .filter(|case| case.name != "retire_during_concurrent_histories")
@@ -164,26 +216,30 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
             panic!("{} under the ACL user: {failure}", case.name);
         }
     }
-    let log = acl_log(&server).await;
-    assert!(
-        log.is_empty(),
-        "the server refused something the store needs: {log:?}"
-    );
+    acl.assert_nothing_refused().await;
+}
 
-    // Outside the prefix or the commands: refused.
-    let mut limited = redis::Client::open(limited_url.as_str())
+/// The limited user reads the store's own keys, and is refused (`NOPERM`) keys outside the
+/// prefix (one that only the prefix's unescaped glob would match among them) and commands the
+/// store does not send; the refusals are in the ACL log and leave no key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acl_user_is_refused_other_keys_and_commands() {
+    let acl = AclServer::start().await;
+    let store = acl.limited_store(ACL_PREFIX).await;
+    let mut limited = redis::Client::open(acl.limited_url.as_str())
         .expect("the limited user's URL")
         .get_multiplexed_async_connection()
         .await
         .expect("connecting as the limited user");
-    let own_key = store.group_key(&group).expect("a key");
+    let own_key = store.group_key(&fresh_group("redis-acl")).expect("a key");
     let _: Option<String> = redis::cmd("HGET")
         .arg(&own_key)
         .arg("0:s")
         .query_async(&mut limited)
         .await
         .expect("HGET of the store's own key");
-    for key in ["appX:{g}", "other:{g}", "app:{g}"] {
+    let outside = ["appX:{g}", "other:{g}", "app:{g}"];
+    for key in outside {
         expect_noperm(
             key,
             redis::cmd("HSET")
@@ -212,12 +268,24 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
             .query_async::<i64>(&mut limited)
             .await,
     );
-    // A store under another prefix, through the same user: a non-retryable backend error.
-    let elsewhere = RedisCheckpointStore::connect(&limited_url)
-        .await
-        .expect("connecting as the limited user")
-        .with_key_prefix("appX")
-        .expect("a valid prefix");
+    assert_eq!(
+        acl.existing(&outside).await,
+        0,
+        "a refused write left a key"
+    );
+    assert!(
+        !acl_log(&acl.server).await.is_empty(),
+        "the refusals are in the ACL log"
+    );
+}
+
+/// A store under another prefix, through the limited user: a non-retryable backend error
+/// whose chain says `NOPERM`, and nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outside_the_users_prefix_fails_without_retry() {
+    let acl = AclServer::start().await;
+    let elsewhere = acl.limited_store("appX").await;
+    let group = fresh_group("redis-acl");
     let error = elsewhere
         .save(&group, "s", 0, 1)
         .await
@@ -237,15 +305,33 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         "{}",
         error_chain(&error)
     );
-    // advance_in with a write outside the user's keys: refused before the script runs, so
-    // the position does not move either.
+    let key = elsewhere.group_key(&group).expect("a key");
+    assert_eq!(
+        acl.existing(&[key.as_str()]).await,
+        0,
+        "a refused save left a key"
+    );
+}
+
+/// `advance_in` with a write outside the user's keys is refused before the script runs: the
+/// position does not move, and the write's key is not created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_advance_in_moves_nothing() {
+    let acl = AclServer::start().await;
+    let store = acl.limited_store(ACL_PREFIX).await;
+    let group = fresh_group("redis-acl");
+    let fingerprint = Fingerprint::from_bytes([2; 32]);
+    let at = store
+        .claim(&group, "e", 0, fingerprint, 12)
+        .await
+        .expect("claim");
     let error = store
         .advance_in(
             &group,
             "e",
             0,
-            12,
-            13,
+            at,
+            at + 1,
             &[HashWrite::new("other:{g}", "n", "1")],
         )
         .await
@@ -255,18 +341,11 @@ async fn an_acl_user_limited_to_the_store_commands_and_prefix_is_enough() {
         "{}",
         error_chain(&error)
     );
-    assert_eq!(store.load(&group, "e", 0).await.expect("load"), Some(12));
-    let exists: i64 = redis::cmd("EXISTS")
-        .arg("appX:{g}")
-        .arg("other:{g}")
-        .arg(elsewhere.group_key(&group).expect("a key"))
-        .query_async(&mut admin)
-        .await
-        .expect("EXISTS");
-    assert_eq!(exists, 0, "a refused write left a key");
-    assert!(
-        !acl_log(&server).await.is_empty(),
-        "the refusals are in the ACL log"
+    assert_eq!(store.load(&group, "e", 0).await.expect("load"), Some(at));
+    assert_eq!(
+        acl.existing(&["other:{g}"]).await,
+        0,
+        "a refused write left a key"
     );
 }
 

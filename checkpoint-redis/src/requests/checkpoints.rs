@@ -1,12 +1,6 @@
-//! Every request the store sends, and how each reply is read: the Lua scripts of `lua/`
-//! (embedded at compile time, each behind the shared helpers of `lua/positions.lua`), the
-//! plain commands (`HGET`, `HSCAN`), and how a script runs: `EVALSHA`, and `EVAL` of the
-//! source when the server does not have the script cached; one call at a time or several
-//! pipelined, followed in the same pipeline by `WAIT` when a replica acknowledgement is asked
-//! for ([`ReplicaAck`]).
-//!
-//! Each function below sends one request (or one pipeline) on the store's connection and reads
-//! its reply. The store validates the input before and applies its timeout around it.
+//! The requests of the hot path: `load` (`HGET`), `list` (`HSCAN`), and the scripts of
+//! `save`, `save_all`, `claim` and `advance` (`lua/save.lua`, `lua/save_all.lua`,
+//! `lua/claim.lua`, `lua/advance.lua`, each after `lua/positions.lua`), with their replies read.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -14,15 +8,10 @@ use std::sync::LazyLock;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
 use redis::aio::ConnectionLike;
 
+use super::scripts::{LuaScript, ReplicaAck, ScriptCall, invoke_pipelined, unknown_reply};
+use crate::LIST_SCAN_COUNT;
 use crate::error::{backend, unexpected};
 use crate::layout::{self, parse_field, parse_fingerprint, parse_position, parse_value};
-use crate::{HashWrite, LIST_SCAN_COUNT};
-
-mod admin;
-mod script;
-pub(crate) use admin::{groups, purge, retire, retired_names, start_at};
-pub(crate) use script::ReplicaAck;
-use script::{LuaScript, ScriptCall, invoke_pipelined};
 
 // Each script is `lua/positions.lua` (the helpers every script shares) followed by the
 // operation's own file: the script the server runs.
@@ -30,56 +19,31 @@ use script::{LuaScript, ScriptCall, invoke_pipelined};
 /// `save`: move one checkpoint forward.
 static SAVE: LazyLock<LuaScript> = LazyLock::new(|| {
     LuaScript::new(concat!(
-        include_str!("../lua/positions.lua"),
-        include_str!("../lua/save.lua")
+        include_str!("../../lua/positions.lua"),
+        include_str!("../../lua/save.lua")
     ))
 });
 /// `save_all`: move a chunk of checkpoints of one group forward.
 static SAVE_ALL: LazyLock<LuaScript> = LazyLock::new(|| {
     LuaScript::new(concat!(
-        include_str!("../lua/positions.lua"),
-        include_str!("../lua/save_all.lua")
+        include_str!("../../lua/positions.lua"),
+        include_str!("../../lua/save_all.lua")
     ))
 });
 /// `claim`: load an exclusive checkpoint, creating it on first use.
 static CLAIM: LazyLock<LuaScript> = LazyLock::new(|| {
     LuaScript::new(concat!(
-        include_str!("../lua/positions.lua"),
-        include_str!("../lua/claim.lua")
+        include_str!("../../lua/positions.lua"),
+        include_str!("../../lua/claim.lua")
     ))
 });
 /// `advance`: compare-and-set, with the caller's hash writes.
 static ADVANCE: LazyLock<LuaScript> = LazyLock::new(|| {
     LuaScript::new(concat!(
-        include_str!("../lua/positions.lua"),
-        include_str!("../lua/advance.lua")
+        include_str!("../../lua/positions.lua"),
+        include_str!("../../lua/advance.lua")
     ))
 });
-
-/// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
-/// `HGET` for `load`, `HSCAN` for `list`) and those its scripts call (`HGET`, `HMGET`, `HSET`),
-/// as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica acknowledgement.
-///
-/// Then those of the tombstones and of the operations API ([`admin`]): `SISMEMBER`, which every
-/// writing script calls; `SADD`, `HDEL` and `SREM`, which the operator's scripts call;
-/// `SMEMBERS` for `retired`; `SCAN` and, on a cluster, `CLUSTER SLOTS` for `groups`.
-pub(crate) const COMMAND_RULES: [&str; 13] = [
-    "+evalsha",
-    "+eval",
-    "+hget",
-    "+hmget",
-    "+hset",
-    "+hscan",
-    "+sismember",
-    "+sadd",
-    "+srem",
-    "+hdel",
-    "+smembers",
-    "+scan",
-    "+cluster|slots",
-];
-/// The ACL rule for the `WAIT` of a [`ReplicaAck`].
-pub(crate) const WAIT_RULE: &str = "+wait";
 
 /// `HGET` of one checkpoint.
 pub(crate) async fn load<C: ConnectionLike>(
@@ -192,11 +156,12 @@ pub(crate) async fn save_all<C: ConnectionLike>(
 }
 
 /// `claim.lua` (with `ack`'s `WAIT` in the same pipeline): the stored position, or
-/// [`Error::QueryChanged`].
+/// [`Error::QueryChanged`], or [`Error::Retired`] naming the `group` and `subscription` the
+/// caller passed (the names of `key` and `field`).
 pub(crate) async fn claim<C: ConnectionLike>(
     connection: &mut C,
-    key: &str,
-    field: &str,
+    (group, key): (&str, &str),
+    (subscription, field): (&str, &str),
     fingerprint: Fingerprint,
     initial_position: u64,
     ack: Option<ReplicaAck>,
@@ -217,7 +182,7 @@ pub(crate) async fn claim<C: ConnectionLike>(
             acknowledged.check(Operation::Claim)?;
             Ok(position)
         }
-        [retired] if retired == "retired" => Err(admin::retired(key, field)),
+        [retired] if retired == "retired" => Err(Error::retired(group, subscription)),
         [changed, stored] if changed == "changed" => Err(Error::QueryChanged {
             stored: parse_fingerprint(stored).map_err(unexpected(Operation::Claim))?,
             requested: fingerprint,
@@ -227,15 +192,15 @@ pub(crate) async fn claim<C: ConnectionLike>(
 }
 
 /// `advance.lua` (with `ack`'s `WAIT` in the same pipeline): the compare-and-set from `from`
-/// to `to` and, only when it succeeds, the caller's `writes`; [`Error::Moved`] when the
-/// checkpoint is not at `from`.
-pub(crate) async fn advance<C: ConnectionLike>(
+/// to `to` and, only when it succeeds, the caller's `writes`, each the `(key, field, value)`
+/// of an `HSET`; [`Error::Moved`] when the checkpoint is not at `from`.
+pub(crate) async fn advance<'a, C: ConnectionLike>(
     connection: &mut C,
     key: &str,
     field: &str,
     from: u64,
     to: u64,
-    writes: &[HashWrite<'_>],
+    writes: impl IntoIterator<Item = (&'a str, &'a [u8], &'a [u8])>,
     ack: Option<ReplicaAck>,
 ) -> Result<(), Error> {
     let mut call = ADVANCE.call();
@@ -243,8 +208,8 @@ pub(crate) async fn advance<C: ConnectionLike>(
         .arg(field)
         .arg(from.to_string())
         .arg(to.to_string());
-    for write in writes {
-        call.key(write.key).arg(write.field).arg(write.value);
+    for (write_key, write_field, value) in writes {
+        call.key(write_key).arg(write_field).arg(value);
     }
     let (reply, acknowledged): (Vec<String>, _) = call
         .invoke_acknowledged(connection, ack)
@@ -264,22 +229,13 @@ pub(crate) async fn advance<C: ConnectionLike>(
     }
 }
 
-/// A script reply of a shape no script of this store returns.
-fn unknown_reply(reply: &[String]) -> UnexpectedValue {
-    let shown: Vec<String> = reply
-        .iter()
-        .map(|part| layout::shown(part.as_bytes()))
-        .collect();
-    UnexpectedValue::new("script reply", format!("[{}]", shown.join(", ")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_script_starts_with_the_shared_helpers_once() {
-        let helpers = include_str!("../lua/positions.lua");
+        let helpers = include_str!("../../lua/positions.lua");
         for script in [&SAVE, &SAVE_ALL, &CLAIM, &ADVANCE] {
             assert!(script.source.starts_with(helpers));
             assert_eq!(script.source.matches("local function ahead").count(), 1);

@@ -1,10 +1,10 @@
-//! How a script runs: `EVALSHA`, and `EVAL` of the source when the server does not have it
-//! cached; one call at a time or several pipelined, followed in the same pipeline by `WAIT`
-//! when a replica acknowledgement is asked for.
+//! How a script of `lua/` runs: `EVALSHA`, and `EVAL` of the source when the server does not
+//! have it cached; one call at a time or several pipelined, followed in the same pipeline by
+//! `WAIT` when a replica acknowledgement is asked for; and the reply no script gives.
 
 use std::time::Duration;
 
-use checkpoint_core::{Error, Operation};
+use checkpoint_core::{Error, Operation, UnexpectedValue};
 use redis::aio::ConnectionLike;
 use redis::{
     Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs,
@@ -13,6 +13,7 @@ use redis::{
 
 use crate::BACKEND;
 use crate::error::ReplicaAckError;
+use crate::layout;
 
 /// A replica acknowledgement: `WAIT replicas timeout`, sent in the same pipeline as the write
 /// it acknowledges (`[EVALSHA …, WAIT …]`), never as a command of its own.
@@ -45,7 +46,7 @@ impl ReplicaAck {
 
 /// What the `WAIT` sent with a write answered, if one was asked for.
 #[must_use]
-pub(crate) struct Acknowledged(pub(crate) Option<(ReplicaAck, u64)>);
+pub(crate) struct Acknowledged(Option<(ReplicaAck, u64)>);
 
 impl Acknowledged {
     /// A retryable [`Error::Backend`] whose source is a [`ReplicaAckError`] when fewer replicas
@@ -172,7 +173,7 @@ impl ScriptCall {
     }
 }
 
-pub(crate) fn is_noscript(error: &RedisError) -> bool {
+fn is_noscript(error: &RedisError) -> bool {
     error.kind() == ErrorKind::Server(ServerErrorKind::NoScript)
 }
 
@@ -200,19 +201,8 @@ where
     T: FromRedisValue,
     C: ConnectionLike,
 {
-    let mut pipeline = redis::pipe();
-    // Every reply comes back on its own, so that a NOSCRIPT is told apart from other errors
-    // and only those calls are sent again.
-    pipeline.ignore_errors();
-    for call in calls {
-        pipeline.add_command(call.evalsha());
-    }
-    if let Some(ack) = ack {
-        pipeline.add_command(ack.command());
-    }
-    let mut replies: Vec<RedisResult<Value>> = pipeline.query_async(connection).await?;
-    check_count(replies.len(), calls.len() + usize::from(ack.is_some()))?;
-    let waited = ack.and_then(|_| replies.pop());
+    let (replies, waited) =
+        send_pipeline(calls.iter().map(ScriptCall::evalsha), connection, ack).await?;
     let mut done = Vec::with_capacity(calls.len());
     let mut uncached = Vec::new();
     for (index, reply) in replies.into_iter().enumerate() {
@@ -231,17 +221,8 @@ where
             calls = uncached.len(),
             "script not cached on the server: sending its source"
         );
-        let mut pipeline = redis::pipe();
-        pipeline.ignore_errors();
-        for &index in &uncached {
-            pipeline.add_command(calls[index].eval());
-        }
-        if let Some(ack) = ack {
-            pipeline.add_command(ack.command());
-        }
-        let mut replies: Vec<RedisResult<Value>> = pipeline.query_async(connection).await?;
-        check_count(replies.len(), uncached.len() + usize::from(ack.is_some()))?;
-        let waited = ack.and_then(|_| replies.pop());
+        let sources = uncached.iter().map(|&index| calls[index].eval());
+        let (replies, waited) = send_pipeline(sources, connection, ack).await?;
         let applied_before = uncached.len() < calls.len();
         for (index, reply) in uncached.into_iter().zip(replies) {
             done[index] = Some(redis::from_redis_value::<T>(reply?)?);
@@ -262,12 +243,36 @@ where
     Ok((replies, Acknowledged(acknowledged)))
 }
 
+/// Sends `commands` in one pipeline, followed by `ack`'s `WAIT`: the replies of `commands`, in
+/// their order, and the `WAIT`'s. Every reply comes back on its own, so that a `NOSCRIPT` is
+/// told apart from other errors and only those calls are sent again.
+async fn send_pipeline<C: ConnectionLike>(
+    commands: impl Iterator<Item = Cmd>,
+    connection: &mut C,
+    ack: Option<ReplicaAck>,
+) -> RedisResult<(Vec<RedisResult<Value>>, Option<RedisResult<Value>>)> {
+    let mut pipeline = redis::pipe();
+    pipeline.ignore_errors();
+    let mut sent = 0;
+    for command in commands {
+        pipeline.add_command(command);
+        sent += 1;
+    }
+    if let Some(ack) = ack {
+        pipeline.add_command(ack.command());
+    }
+    let mut replies: Vec<RedisResult<Value>> = pipeline.query_async(connection).await?;
+    check_count(replies.len(), sent + usize::from(ack.is_some()))?;
+    let waited = ack.and_then(|_| replies.pop());
+    Ok((replies, waited))
+}
+
 /// The reply of `WAIT`: how many replicas acknowledged.
-pub(crate) fn acknowledged_count(reply: RedisResult<Value>) -> RedisResult<u64> {
+fn acknowledged_count(reply: RedisResult<Value>) -> RedisResult<u64> {
     Ok(redis::from_redis_value(reply?)?)
 }
 
-pub(crate) fn check_count(replies: usize, calls: usize) -> RedisResult<()> {
+fn check_count(replies: usize, calls: usize) -> RedisResult<()> {
     if replies == calls {
         Ok(())
     } else {
@@ -275,9 +280,18 @@ pub(crate) fn check_count(replies: usize, calls: usize) -> RedisResult<()> {
     }
 }
 
-pub(crate) fn missing_reply() -> RedisError {
+fn missing_reply() -> RedisError {
     RedisError::from((
         ErrorKind::Client,
         "a pipeline of script calls returned a different number of replies",
     ))
+}
+
+/// A script reply of a shape no script of this store returns.
+pub(super) fn unknown_reply(reply: &[String]) -> UnexpectedValue {
+    let shown: Vec<String> = reply
+        .iter()
+        .map(|part| layout::shown(part.as_bytes()))
+        .collect();
+    UnexpectedValue::new("script reply", format!("[{}]", shown.join(", ")))
 }
