@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use checkpoint_conformance::round_trips::CountingProxy;
-use checkpoint_redis::{RedisCheckpointStore, SAVE_ALL_CHUNK};
+use checkpoint_redis::{RedisCheckpointStore, SAVE_ALL_CHUNK, SAVE_SCRIPT};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use redis::{ConnectionAddr, Script};
 use tokio::sync::Mutex;
@@ -15,14 +15,6 @@ use crate::subject::{
 
 /// The bench's own key prefix; its keys are deleted at the start of every run.
 const PREFIX: &str = "checkpoint-bench";
-
-/// The store's save script as the store sends it: the shared helpers, then `save.lua`, the very
-/// files it compiles in. The crate does not export its scripts, so the bench reads the same
-/// files rather than a copy that could drift.
-const SAVE_LUA: &str = concat!(
-    include_str!("../../checkpoint-redis/lua/positions.lua"),
-    include_str!("../../checkpoint-redis/lua/save.lua")
-);
 
 /// Connects, deletes the bench's keys and builds the direct and the counted subjects.
 pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
@@ -137,7 +129,7 @@ async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subjec
             })
         })
     };
-    let script = Arc::new(Script::new(SAVE_LUA));
+    let script = Arc::new(Script::new(SAVE_SCRIPT));
     let raw_save: SaveFn = {
         let (manager, group_key) = (manager.clone(), Arc::clone(&group_key));
         Arc::new(move |args: SaveArgs| {

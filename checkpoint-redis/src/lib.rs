@@ -281,6 +281,12 @@ pub use error::ReplicaAckError;
 pub use store::{RedisCheckpointStore, RedisClusterCheckpointStore};
 pub use transaction::HashWrite;
 
+/// The Lua script [`save`](checkpoint_core::CheckpointStore::save) runs (the shared helpers of
+/// `lua/positions.lua`, then `lua/save.lua`; its header names its `KEYS` and `ARGV`): to review
+/// what runs, or to time the same script on a client of your own, as the workspace's bench
+/// does.
+pub const SAVE_SCRIPT: &str = requests::SAVE_SCRIPT;
+
 /// The backend name in [`Error::Backend`](checkpoint_core::Error::Backend),
 /// [`Error::Timeout`](checkpoint_core::Error::Timeout) and the `backend` field of every span:
 /// `"redis"`.

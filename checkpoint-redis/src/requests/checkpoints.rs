@@ -16,13 +16,13 @@ use crate::layout::{self, parse_field, parse_fingerprint, parse_position, parse_
 // Each script is `lua/positions.lua` (the helpers every script shares) followed by the
 // operation's own file: the script the server runs.
 
+/// The text of the `save` script: see [`SAVE_SCRIPT`](crate::SAVE_SCRIPT).
+pub const SAVE_SCRIPT: &str = concat!(
+    include_str!("../../lua/positions.lua"),
+    include_str!("../../lua/save.lua")
+);
 /// `save`: move one checkpoint forward.
-static SAVE: LazyLock<LuaScript> = LazyLock::new(|| {
-    LuaScript::new(concat!(
-        include_str!("../../lua/positions.lua"),
-        include_str!("../../lua/save.lua")
-    ))
-});
+static SAVE: LazyLock<LuaScript> = LazyLock::new(|| LuaScript::new(SAVE_SCRIPT));
 /// `save_all`: move a chunk of checkpoints of one group forward.
 static SAVE_ALL: LazyLock<LuaScript> = LazyLock::new(|| {
     LuaScript::new(concat!(

@@ -18,7 +18,7 @@ mod groups;
 mod scripts;
 
 pub(crate) use admin::{purge, retire, retired_names, start_at};
-pub(crate) use checkpoints::{advance, claim, list, load, save, save_all};
+pub(crate) use checkpoints::{SAVE_SCRIPT, advance, claim, list, load, save, save_all};
 pub(crate) use groups::groups;
 pub(crate) use scripts::ReplicaAck;
 
