@@ -1,16 +1,13 @@
 //! Turning the SDK's errors into the workspace's [`Error`], keeping them as the source, and
 //! deciding whether a retry may help.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_core::{Error, Operation, UnexpectedValue};
 
 use crate::BACKEND;
-use crate::layout::{PENDING, RETIRED, has_flag, optional_position_of};
 
 /// Error codes after which the same request may succeed: throttling, transient server trouble
 /// and conflicts with a concurrent transaction. These are the typed codes the service sends
@@ -68,20 +65,6 @@ pub(crate) fn is_retryable<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResp
 /// item again.
 pub(crate) fn unexpected(operation: Operation) -> impl FnOnce(UnexpectedValue) -> Error {
     move |value| value.into_error(BACKEND, operation)
-}
-
-/// The [`Error::Moved`] for a failed advance condition, from the item as it was when the
-/// condition failed (`None`: there was no item, or it is retired or pending, which no read
-/// shows); a non-retryable backend error when that item cannot be read as a checkpoint.
-pub(crate) fn moved(from: u64, old_item: Option<&HashMap<String, AttributeValue>>) -> Error {
-    let shown = old_item.filter(|item| !has_flag(item, RETIRED) && !has_flag(item, PENDING));
-    match shown.map(optional_position_of).transpose() {
-        Ok(current) => Error::Moved {
-            expected: from,
-            current: current.flatten(),
-        },
-        Err(value) => unexpected(Operation::Advance)(value),
-    }
 }
 
 /// A table that exists under the store's name with another key schema than the store needs.

@@ -1,22 +1,20 @@
-//! How a checkpoint is laid out in DynamoDB: the table name, its key schema and its creation
-//! (`create_table`), the item attributes, the sort-key encoding, and reading items back through
+//! How a checkpoint is laid out in DynamoDB: the table name, its key schema, the item
+//! attributes, the sort-key encoding, and reading items back through
 //! [`checkpoint_core::stored`].
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::error::BuildError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, KeySchemaElement, KeyType, ScalarAttributeType,
-    TableStatus,
 };
 use checkpoint_core::settings::malformed;
 use checkpoint_core::stored::{fingerprint_from_bytes, position_from_decimal};
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
 
-use crate::error::{KeySchemaMismatch, build_error, sdk_error};
-use crate::{BACKEND, DynamoDbCheckpointStore, requests};
+use crate::BACKEND;
 
 /// The partition key: the group, as given.
 pub(crate) const GROUP: &str = "group";
@@ -34,7 +32,7 @@ pub(crate) const FINGERPRINT: &str = "fingerprint";
 pub(crate) const UPDATED_AT: &str = "updated_at";
 /// `true` on every item of a retired subscription: no request of the store's writes it again.
 pub(crate) const RETIRED: &str = "retired";
-/// `true` on an item whose creation has not finished (the create protocol, in `write`): no
+/// `true` on an item whose creation has not finished (the create protocol, in `requests::create`): no
 /// read shows it, and the next write of its key finishes it.
 pub(crate) const PENDING: &str = "pending";
 
@@ -92,68 +90,6 @@ pub(crate) fn is_key_schema(elements: &[KeySchemaElement]) -> bool {
         .map(|element| (element.attribute_name(), element.key_type()))
         .collect();
     schema == [(GROUP, &KeyType::Hash), (KEY, &KeyType::Range)]
-}
-
-/// How long [`DynamoDbCheckpointStore::create_table`] waits for a new table to become `ACTIVE`.
-const TABLE_ACTIVE_WAIT: Duration = Duration::from_secs(300);
-
-/// How often [`DynamoDbCheckpointStore::create_table`] asks whether the table is `ACTIVE` yet.
-const TABLE_POLL_INTERVAL: Duration = Duration::from_millis(500);
-
-impl DynamoDbCheckpointStore {
-    /// Creates the table with on-demand billing if it does not exist, then waits until it is
-    /// `ACTIVE` (up to five minutes; the store's timeout bounds each request of the wait).
-    ///
-    /// Meant for tests and quick starts; teams that provision tables themselves use the
-    /// definition in the [crate documentation](crate). Calling it for an existing table is fine:
-    /// it then only checks that the table's key schema is the one this store needs, and fails
-    /// with a non-retryable error when it is not.
-    #[tracing::instrument(
-        name = "checkpoint.create_table",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table())
-    )]
-    pub async fn create_table(&self) -> Result<(), Error> {
-        let op = Operation::Migrate;
-        let request = requests::create_table(self).map_err(|e| build_error(op, e))?;
-        match self.timed(op, request.send()).await? {
-            Ok(_) => tracing::info!("created table"),
-            // It exists already (perhaps being created by a concurrent call): wait for it too.
-            Err(error)
-                if error
-                    .as_service_error()
-                    .is_some_and(|e| e.is_resource_in_use_exception()) => {}
-            Err(error) => return Err(sdk_error(op, error)),
-        }
-
-        let started = Instant::now();
-        loop {
-            let described = self
-                .timed(op, requests::describe_table(self).send())
-                .await?
-                .map_err(|e| sdk_error(op, e))?;
-            if let Some(table) = described.table()
-                && table.table_status() == Some(&TableStatus::Active)
-            {
-                if !is_key_schema(table.key_schema()) {
-                    let mismatch = KeySchemaMismatch {
-                        table: self.table().to_owned(),
-                    };
-                    return Err(Error::backend(BACKEND, op, false, mismatch));
-                }
-                return Ok(());
-            }
-            if started.elapsed() >= TABLE_ACTIVE_WAIT {
-                return Err(Error::Timeout {
-                    backend: BACKEND,
-                    operation: op,
-                    after: TABLE_ACTIVE_WAIT,
-                });
-            }
-            tokio::time::sleep(TABLE_POLL_INTERVAL).await;
-        }
-    }
 }
 
 /// The sort key of (subscription, partition): the partition as exactly ten decimal digits, `#`,
@@ -347,6 +283,20 @@ pub(crate) fn fingerprint_of(
             fingerprint_from_bytes(FINGERPRINT, blob.as_ref()).map(Some)
         }
         Some(other) => Err(UnexpectedValue::new(FINGERPRINT, shape(other))),
+    }
+}
+
+/// The [`Error::Moved`] for a refused advance, from the item as it was when the condition
+/// failed (`None`: there was no item, or it is retired or pending, which no read shows); a
+/// non-retryable backend error when that item cannot be read as a checkpoint.
+pub(crate) fn moved(from: u64, old_item: Option<&HashMap<String, AttributeValue>>) -> Error {
+    let shown = old_item.filter(|item| !has_flag(item, RETIRED) && !has_flag(item, PENDING));
+    match shown.map(optional_position_of).transpose() {
+        Ok(current) => Error::Moved {
+            expected: from,
+            current: current.flatten(),
+        },
+        Err(value) => value.into_error(BACKEND, Operation::Advance),
     }
 }
 

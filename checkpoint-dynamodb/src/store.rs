@@ -1,8 +1,7 @@
-//! The store: its settings, and the monotonic and exclusive operations, each validated, sent as
-//! one request of [`requests`](crate::requests) under the store's timeout, and read back.
+//! The store: its settings, and the monotonic and exclusive operations, each validated, then
+//! run through [`requests`](crate::requests) within the store's timeout.
 
 use std::fmt;
-use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,15 +17,15 @@ use checkpoint_core::{
 };
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
-use crate::error::{sdk_error, unexpected};
-use crate::layout::{checkpoint_of, validate_table_name};
-use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE, requests};
+use crate::layout::validate_table_name;
+use crate::requests::{checkpoint, compare_and_set, table, write};
+use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
 
 /// A [`CheckpointStore`] and [`ExclusiveCheckpointStore`] on one DynamoDB table.
 ///
-/// Every operation is a single request with a condition evaluated by DynamoDB, so each is one
-/// atomic step on the server; see the [crate documentation](crate) for the table layout and the
-/// requests each operation sends.
+/// Every write is a request with a condition DynamoDB evaluates atomically: one request for a
+/// checkpoint that exists, four for its first write (the create protocol). See the
+/// [crate documentation](crate) for the table layout and the requests each operation sends.
 ///
 /// Cloning is cheap: the [`Client`] is shared.
 #[derive(Clone)]
@@ -144,22 +143,9 @@ impl DynamoDbCheckpointStore {
         &self.client
     }
 
-    /// Runs one request under the store's timeout, if it has one.
-    pub(crate) async fn timed<T>(
-        &self,
-        operation: Operation,
-        request: impl Future<Output = T>,
-    ) -> Result<T, Error> {
-        match self.timeout {
-            None => Ok(request.await),
-            Some(after) => tokio::time::timeout(after, request)
-                .await
-                .map_err(|_elapsed| Error::Timeout {
-                    backend: BACKEND,
-                    operation,
-                    after,
-                }),
-        }
+    /// The store's timeout of one request, if it has one.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     /// How many items a `Query` or `Scan` page asks for (`None`: up to 1 MB).
@@ -170,6 +156,23 @@ impl DynamoDbCheckpointStore {
     /// How many requests of one call are in flight at most.
     pub(crate) fn max_concurrency(&self) -> usize {
         self.max_concurrency
+    }
+
+    /// Creates the table with on-demand billing if it does not exist, then waits until it is
+    /// `ACTIVE` (up to five minutes; the store's timeout bounds each request of the wait).
+    ///
+    /// Meant for tests and quick starts; teams that provision tables themselves use the
+    /// definition in the [crate documentation](crate). Calling it for an existing table is fine:
+    /// it then only checks that the table's key schema is the one this store needs, and fails
+    /// with a non-retryable error when it is not.
+    #[tracing::instrument(
+        name = "checkpoint.create_table",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table)
+    )]
+    pub async fn create_table(&self) -> Result<(), Error> {
+        table::create_and_wait(self).await
     }
 }
 
@@ -185,28 +188,11 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     )]
     async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
         validate_group(group)?;
-        let op = Operation::List;
-        let mut checkpoints = Vec::new();
-        let mut start_key = None;
-        let mut pages = 0_u32;
-        loop {
-            let request = requests::list_page(self, group, self.query_page_size, start_key.take());
-            let page = self
-                .timed(op, request.send())
-                .await?
-                .map_err(|e| sdk_error(op, e))?;
-            pages += 1;
-            for item in page.items() {
-                // Tombstones, retired and pending items are not shown.
-                if let Some(checkpoint) = checkpoint_of(item).map_err(unexpected(op))? {
-                    checkpoints.push(checkpoint);
-                }
-            }
-            match page.last_evaluated_key {
-                Some(key) if !key.is_empty() => start_key = Some(key),
-                _ => break,
-            }
-        }
+        let (checkpoints, pages) = self
+            .every_page(Operation::List, |start| {
+                checkpoint::list_page(self, group, start)
+            })
+            .await?;
         tracing::debug!(pages, checkpoints = checkpoints.len(), "listed");
         Ok(checkpoints)
     }
@@ -229,21 +215,21 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     ) -> Result<Option<u64>, Error> {
         validate_key(group, subscription)?;
         let op = Operation::Load;
-        self.timed(op, self.read_position(op, group, subscription, partition))
-            .await?
+        let key = (group, subscription, partition);
+        self.within(op, checkpoint::load(self, op, key)).await
     }
 
     /// One `UpdateItem` with the condition
     /// `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)` on a
     /// checkpoint that exists; the first save of a checkpoint creates it with the create
-    /// protocol (three requests more, see the [crate documentation](crate)).
+    /// protocol (4 requests in all, see the [crate documentation](crate)).
     #[tracing::instrument(
         name = "checkpoint.save",
         level = "debug",
         skip_all,
         fields(
             backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition, position = position,
+            partition = partition,
         )
     )]
     async fn save(
@@ -255,11 +241,8 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     ) -> Result<(), Error> {
         validate_save(group, subscription, position)?;
         let op = Operation::Save;
-        self.timed(
-            op,
-            self.save_one(op, group, subscription, partition, position),
-        )
-        .await?
+        let key = (group, subscription, partition);
+        self.within(op, write::save(self, op, key, position)).await
     }
 
     /// One conditional `UpdateItem` per distinct key (and the create protocol for a key saved
@@ -285,19 +268,14 @@ impl CheckpointStore for DynamoDbCheckpointStore {
         if checkpoints.is_empty() {
             return Ok(());
         }
+        let op = Operation::SaveAll;
         // Each future owns its entry: borrowing from the collapsed batch makes the future's
         // type higher-ranked over the borrow, which `Send` inference cannot prove.
         stream::iter(highest_per_key(checkpoints))
             .map(|entry| async move {
-                let op = Operation::SaveAll;
-                let write = self.save_one(
-                    op,
-                    group,
-                    &entry.subscription,
-                    entry.partition,
-                    entry.position,
-                );
-                self.timed(op, write).await?
+                let key = (group, entry.subscription.as_str(), entry.partition);
+                self.within(op, write::save(self, op, key, entry.position))
+                    .await
             })
             .buffer_unordered(self.max_concurrency)
             .try_for_each(|()| future::ready(Ok(())))
@@ -317,7 +295,7 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
         skip_all,
         fields(
             backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition, fingerprint = %fingerprint, initial_position = initial_position,
+            partition = partition,
         )
     )]
     async fn claim(
@@ -329,18 +307,9 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
         initial_position: u64,
     ) -> Result<u64, Error> {
         validate_claim(group, subscription, initial_position)?;
-        let op = Operation::Claim;
-        self.timed(
-            op,
-            self.claim_one(
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            ),
-        )
-        .await?
+        let key = (group, subscription, partition);
+        let claim = write::claim(self, key, fingerprint, initial_position);
+        self.within(Operation::Claim, claim).await
     }
 
     /// One `UpdateItem` with the condition `position = :from`; when it fails, the item as it
@@ -354,7 +323,7 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
         skip_all,
         fields(
             backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition, from = from, to = to,
+            partition = partition,
         )
     )]
     async fn advance(
@@ -366,11 +335,8 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
         to: u64,
     ) -> Result<(), Error> {
         validate_advance(group, subscription, from, to)?;
-        let op = Operation::Advance;
-        self.timed(
-            op,
-            self.compare_and_set(group, subscription, partition, from, to),
-        )
-        .await?
+        let key = (group, subscription, partition);
+        let advance = compare_and_set::advance(self, key, from, to);
+        self.within(Operation::Advance, advance).await
     }
 }

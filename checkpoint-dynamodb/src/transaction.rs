@@ -11,8 +11,10 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use checkpoint_core::validation::validate_advance;
 use checkpoint_core::{Error, Operation};
 
-use crate::error::{build_error, moved};
-use crate::{BACKEND, DynamoDbCheckpointStore, requests};
+use crate::error::build_error;
+use crate::layout::moved;
+use crate::requests::compare_and_set::advance_update;
+use crate::{BACKEND, DynamoDbCheckpointStore};
 
 /// The cancellation-reason code of an item whose condition failed.
 const CONDITIONAL_CHECK_FAILED: &str = "ConditionalCheckFailed";
@@ -64,7 +66,7 @@ impl DynamoDbCheckpointStore {
         skip_all,
         fields(
             backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
-            partition = partition, from = from, to = to,
+            partition = partition,
         )
     )]
     pub fn advance_in(
@@ -76,7 +78,7 @@ impl DynamoDbCheckpointStore {
         to: u64,
     ) -> Result<TransactWriteItem, Error> {
         validate_advance(group, subscription, from, to)?;
-        let update = requests::advance_update(self, group, subscription, partition, from, to)
+        let update = advance_update(self, (group, subscription, partition), from, to)
             .map_err(|e| build_error(Operation::Advance, e))?;
         Ok(TransactWriteItem::builder().update(update).build())
     }

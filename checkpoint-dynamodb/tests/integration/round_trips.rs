@@ -197,3 +197,80 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
     );
     assert!(store.list(&group).await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_adopting_a_saved_checkpoint_is_one_request() {
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-adopt");
+    store.save(&group, "s", 0, 10).await.unwrap();
+    proxy.reset();
+    assert_eq!(
+        store
+            .claim(&group, "s", 0, fingerprint(1), 0)
+            .await
+            .unwrap(),
+        10
+    );
+    assert_eq!(
+        proxy.round_trips(),
+        1,
+        "a claim of a monotonic checkpoint sets its fingerprint in its one UpdateItem"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_without_the_item_cost_one_consistent_read_more() {
+    use aws_sdk_dynamodb::config::retry::RetryConfig;
+
+    use crate::support::config_for;
+    use crate::support::without_returned_items::WithoutReturnedItems;
+
+    let (store, proxy) = counted_store().await;
+    let config = config_for(
+        &format!("http://{}", proxy.local_addr()),
+        RetryConfig::standard(),
+    )
+    .interceptor(WithoutReturnedItems)
+    .build();
+    let store = checkpoint_dynamodb::DynamoDbCheckpointStore::new(
+        aws_sdk_dynamodb::Client::from_conf(config),
+    )
+    .with_table(store.table())
+    .unwrap();
+    let group = fresh_group("round-trips-without-items");
+    store
+        .claim(&group, "x", 0, fingerprint(1), 100)
+        .await
+        .unwrap();
+    store.advance(&group, "x", 0, 100, 150).await.unwrap();
+    proxy.reset();
+
+    let count = |what: &str, want: u64| {
+        let got = proxy.round_trips();
+        assert_eq!(got, want, "requests for {what}");
+        eprintln!("{what}: {got} request(s)");
+        proxy.reset();
+    };
+    assert_eq!(
+        store
+            .claim(&group, "x", 0, fingerprint(1), 7)
+            .await
+            .unwrap(),
+        150
+    );
+    count(
+        "claim whose reply lacks the item (the claim, a consistent read)",
+        2,
+    );
+    match store.advance(&group, "x", 0, 100, 200).await {
+        Err(Error::Moved {
+            expected: 100,
+            current: Some(150),
+        }) => {}
+        other => panic!("expected Moved to 150, got {other:?}"),
+    }
+    count(
+        "advance refused without the old item (the advance, a consistent read)",
+        2,
+    );
+}
