@@ -174,7 +174,9 @@
 //! again until the HTTP client's `pool_idle_timeout` (hyper's default 90 s) and costs the call
 //! that meets it a timeout; a shorter `pool_idle_timeout` bounds that.
 //!
-//! Durability is DynamoDB's: a write is stored durably before it is acknowledged.
+//! Durability is DynamoDB's: a write is stored durably before it is acknowledged. The
+//! repository's `docs/dynamodb.md` says what the tests inject, on which emulator, and what
+//! neither emulator can show (run the kit against a table of your own for that).
 //!
 //! # Security
 //!
