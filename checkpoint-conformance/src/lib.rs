@@ -59,8 +59,10 @@
 //! Every case works in fresh random groups ([`fresh_group`]), so all cases can run in parallel
 //! against one shared server and leave nothing that disturbs another run.
 //!
-//! [`round_trips::CountingProxy`] counts request–response exchanges on the wire, for tests that
-//! assert how many round trips an operation takes.
+//! [`proxy::Proxy`] is the kit's one TCP proxy for every test that must see or break the wire:
+//! it counts request–response exchanges (as [`round_trips::CountingProxy`], for tests that
+//! assert how many round trips an operation takes), and cuts, freezes, delays or black-holes
+//! the connections to the server.
 //!
 //! The `harness` feature adds what a backend's own integration tests share: the server under
 //! test from an environment variable or a container, and the bad-input driver over every entry
@@ -79,6 +81,7 @@ pub mod harness;
 pub mod history;
 pub mod inputs;
 mod macros;
+pub mod proxy;
 pub mod recovery;
 pub mod round_trips;
 

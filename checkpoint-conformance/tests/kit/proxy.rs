@@ -1,5 +1,9 @@
-//! The counting proxy counts request–response exchanges, not packets.
+//! The kit's proxy: it counts request–response exchanges, not packets, and cuts, freezes,
+//! delays and black-holes as its doc says.
 
+use std::time::Duration;
+
+use checkpoint_conformance::proxy::Proxy;
 use checkpoint_conformance::round_trips::CountingProxy;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -58,4 +62,92 @@ async fn counts_one_per_exchange_and_one_for_a_pipeline() {
     // so the count is one exchange, not two.
     assert_eq!(proxy.round_trips(), 1);
     assert_eq!(proxy.connections(), 1);
+}
+
+/// One `ping` and its whole answer through a connection of `proxy`, timed.
+async fn ping(client: &mut TcpStream) -> std::time::Duration {
+    let began = std::time::Instant::now();
+    client.write_all(b"ping\n").await.expect("write");
+    answer(client, 1).await;
+    began.elapsed()
+}
+
+#[tokio::test]
+async fn cut_closes_open_connections_and_relays_new_ones() {
+    let proxy = Proxy::start(line_server().await).await.expect("proxy");
+    let mut client = TcpStream::connect(proxy.local_addr())
+        .await
+        .expect("connect");
+    ping(&mut client).await;
+    proxy.cut_all();
+    let mut buffer = [0u8; 8];
+    let read = tokio::time::timeout(Duration::from_secs(5), client.read(&mut buffer)).await;
+    assert!(
+        matches!(read, Ok(Ok(0) | Err(_))),
+        "a cut connection must be closed, got {read:?}"
+    );
+    assert_eq!(proxy.cut(), 1);
+    let mut again = TcpStream::connect(proxy.local_addr())
+        .await
+        .expect("connect");
+    ping(&mut again).await;
+    assert_eq!(proxy.connections(), 2);
+}
+
+#[tokio::test]
+async fn frozen_answers_wait_for_the_thaw_and_delayed_ones_for_the_delay() {
+    let proxy = Proxy::start(line_server().await).await.expect("proxy");
+    let mut client = TcpStream::connect(proxy.local_addr())
+        .await
+        .expect("connect");
+    ping(&mut client).await;
+
+    proxy.freeze(true);
+    client.write_all(b"ping\n").await.expect("write");
+    let mut buffer = [0u8; 8];
+    let held = tokio::time::timeout(Duration::from_millis(300), client.read(&mut buffer)).await;
+    assert!(
+        held.is_err(),
+        "a frozen proxy let an answer through: {held:?}"
+    );
+    proxy.freeze(false);
+    answer(&mut client, 1).await;
+
+    proxy.set_delay(Duration::from_millis(200));
+    let delayed = ping(&mut client).await;
+    assert!(
+        delayed >= Duration::from_millis(200),
+        "answered after {delayed:?}"
+    );
+    proxy.set_delay(Duration::ZERO);
+    assert_eq!(proxy.round_trips(), 3);
+}
+
+#[tokio::test]
+async fn a_black_hole_holds_open_connections_silent_for_good() {
+    let proxy = Proxy::start(line_server().await).await.expect("proxy");
+    let mut client = TcpStream::connect(proxy.local_addr())
+        .await
+        .expect("connect");
+    ping(&mut client).await;
+    proxy.black_hole();
+    client.write_all(b"ping\n").await.expect("write");
+    let mut buffer = [0u8; 8];
+    let silent = tokio::time::timeout(Duration::from_millis(300), client.read(&mut buffer)).await;
+    assert!(
+        silent.is_err(),
+        "a black hole answered or closed: {silent:?}"
+    );
+    assert_eq!(proxy.held(), 1);
+    proxy.forward();
+    let still = tokio::time::timeout(Duration::from_millis(300), client.read(&mut buffer)).await;
+    assert!(
+        still.is_err(),
+        "a held connection spoke after forward: {still:?}"
+    );
+    let mut fresh = TcpStream::connect(proxy.local_addr())
+        .await
+        .expect("connect");
+    ping(&mut fresh).await;
+    assert_eq!(proxy.relayed(), 2);
 }

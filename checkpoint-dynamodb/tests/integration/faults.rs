@@ -23,9 +23,9 @@ use checkpoint_core::{
 };
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-use crate::support::cutting_proxy::CuttingProxy;
 use crate::support::own_moto::OwnMoto;
 use crate::support::{TABLE, client_for, client_without_retries, endpoint, store};
+use checkpoint_conformance::proxy::Proxy;
 
 fn fingerprint(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
@@ -38,7 +38,7 @@ async fn histories_under_cuts(
     retries: bool,
     cases: u32,
 ) -> (u64, usize, u64, Option<String>) {
-    let proxy = CuttingProxy::start(server.address())
+    let proxy = Proxy::start(server.address())
         .await
         .expect("starting the cutting proxy");
     let endpoint = format!("http://{}", proxy.local_addr());
@@ -81,7 +81,7 @@ async fn histories_under_cuts(
         "cuts with retries {retries}: {cases} histories (CHECKPOINT_SEED={}), {} connections \
          accepted, {} cut, {failed_calls} calls failed, {errors} errors in all; e.g. {sample:?}",
         config.seed,
-        proxy.accepted(),
+        proxy.connections(),
         proxy.cut()
     );
 

@@ -6,8 +6,8 @@
 //! `harness::server_url`). With neither, every test that needs a server fails and says how to
 //! provide one.
 //!
-//! Servers of a test's own (for faults) and a proxy that cuts connections are in `own_moto` and
-//! `cutting_proxy`; the second emulator, dynalite (`DYNALITE_ENDPOINT`), is in `dynalite`; a
+//! Servers of a test's own (for faults) are in `own_moto` (connections are cut with the kit's
+//! `proxy::Proxy`); the second emulator, dynalite (`DYNALITE_ENDPOINT`), is in `dynalite`; a
 //! client that drops the items replies carry is in `without_returned_items`.
 
 use std::time::Duration;
@@ -20,7 +20,6 @@ use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::CheckpointStore;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
-pub mod cutting_proxy;
 pub mod dynalite;
 pub mod own_moto;
 pub mod without_returned_items;

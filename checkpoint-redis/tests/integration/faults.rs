@@ -27,8 +27,8 @@ use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore, Replic
 use redis::cluster::{ClusterClientBuilder, NodeAddress};
 
 use crate::support::{
-    Conn, DURABLE, FreezingProxy, OwnRedis, VOLATILE, cluster_urls, raw_value, single_addr,
-    single_store, single_url,
+    Conn, DURABLE, OwnRedis, VOLATILE, cluster_urls, raw_value, single_addr, single_store,
+    single_url,
 };
 
 crate::on_single_and_cluster!(
@@ -376,8 +376,8 @@ async fn a_paused_server_times_out_in_bounded_time_and_the_store_works_after_it(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hanging_server_times_out_and_the_next_call_works() {
-    let proxy = FreezingProxy::start(single_addr().await).await;
-    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
+    let proxy = crate::support::proxy(single_addr().await).await;
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
         .await
         .expect("connecting through the proxy")
         .with_timeout(Duration::from_millis(300))

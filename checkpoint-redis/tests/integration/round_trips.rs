@@ -7,7 +7,7 @@ use checkpoint_conformance::fresh_group;
 use checkpoint_core::{Checkpoint, CheckpointStore, ExclusiveCheckpointStore, Fingerprint};
 use checkpoint_redis::RedisCheckpointStore;
 
-use crate::support::{DelayingProxy, counted_store, single_addr, single_url};
+use crate::support::{counted_store, proxy, single_addr, single_url};
 
 /// Round trips per operation, counted on the wire after a warm-up, as the crate doc states.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,8 +96,8 @@ async fn round_trips_per_operation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn save_all_of_ten_chunks_waits_for_one_response_time() {
     const DELAY: Duration = Duration::from_secs(1);
-    let proxy = DelayingProxy::start(single_addr().await).await;
-    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.addr))
+    let proxy = proxy(single_addr().await).await;
+    let store = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
         .await
         .expect("connecting through the proxy")
         .with_timeout(Duration::from_secs(60))

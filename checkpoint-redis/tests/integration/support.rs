@@ -3,16 +3,16 @@
 //! connections they run on, a raw read of a stored value, and `on_single_and_cluster!`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use checkpoint_conformance::proxy::Proxy;
 use checkpoint_conformance::round_trips::CountingProxy;
 use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore};
 use redis::IntoConnectionInfo;
 use redis::aio::ConnectionLike;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// The environment variable with the single server's URL.
 pub const URL_VAR: &str = "REDIS_URL";
@@ -108,118 +108,12 @@ pub async fn cluster_store() -> RedisClusterCheckpointStore {
         .unwrap_or_else(|error| panic!("cannot connect to {CLUSTER_VAR}: {error:?}"))
 }
 
-/// A loopback TCP proxy whose answers can be held back: while frozen, nothing flows from the
-/// server to the client, as with a server that hangs.
-pub struct FreezingProxy {
-    pub addr: SocketAddr,
-    frozen: Arc<AtomicBool>,
-}
-
-impl FreezingProxy {
-    pub async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binding a proxy");
-        let addr = listener.local_addr().expect("the proxy's address");
-        let frozen = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&frozen);
-        tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = TcpStream::connect(upstream).await else {
-                    continue;
-                };
-                let (mut client_read, mut client_write) = client.into_split();
-                let (mut server_read, mut server_write) = server.into_split();
-                tokio::spawn(async move {
-                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-                });
-                let flag = Arc::clone(&flag);
-                tokio::spawn(async move {
-                    let mut buffer = vec![0u8; 64 * 1024];
-                    while let Ok(n) = server_read.read(&mut buffer).await {
-                        if n == 0 {
-                            break;
-                        }
-                        while flag.load(Ordering::SeqCst) {
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                        if client_write.write_all(&buffer[..n]).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        Self { addr, frozen }
-    }
-
-    pub fn freeze(&self, frozen: bool) {
-        self.frozen.store(frozen, Ordering::SeqCst);
-    }
-}
-
-/// A loopback TCP proxy that can delay every answer of the server by the same time, as a
-/// network far away would: a client that waits for each reply before sending the next request
-/// takes that delay once per request, a client that pipelines takes it once.
-///
-/// Each chunk the server sends is timestamped when the proxy reads it and handed to the client
-/// `delay` later, in order; chunks read while earlier ones wait are not delayed again.
-pub struct DelayingProxy {
-    pub addr: SocketAddr,
-    delay_ms: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl DelayingProxy {
-    pub async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binding a proxy");
-        let addr = listener.local_addr().expect("the proxy's address");
-        let delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let delay = Arc::clone(&delay_ms);
-        tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                let Ok(server) = TcpStream::connect(upstream).await else {
-                    continue;
-                };
-                let _ = client.set_nodelay(true);
-                let _ = server.set_nodelay(true);
-                let (mut client_read, mut client_write) = client.into_split();
-                let (mut server_read, mut server_write) = server.into_split();
-                tokio::spawn(async move {
-                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-                });
-                let (sender, mut receiver) =
-                    tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
-                let delay = Arc::clone(&delay);
-                tokio::spawn(async move {
-                    let mut buffer = vec![0u8; 64 * 1024];
-                    while let Ok(n) = server_read.read(&mut buffer).await {
-                        let due = tokio::time::Instant::now()
-                            + Duration::from_millis(delay.load(Ordering::SeqCst));
-                        if n == 0 || sender.send((due, buffer[..n].to_vec())).is_err() {
-                            break;
-                        }
-                    }
-                });
-                tokio::spawn(async move {
-                    while let Some((due, bytes)) = receiver.recv().await {
-                        tokio::time::sleep_until(due).await;
-                        if client_write.write_all(&bytes).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        Self { addr, delay_ms }
-    }
-
-    /// Delays every answer read from now on by `delay`.
-    pub fn set_delay(&self, delay: Duration) {
-        let millis = u64::try_from(delay.as_millis()).expect("a delay in milliseconds");
-        self.delay_ms.store(millis, Ordering::SeqCst);
-    }
+/// The kit's proxy in front of `upstream`, for the tests that hold back (freeze) or delay the
+/// server's answers.
+pub async fn proxy(upstream: SocketAddr) -> Proxy {
+    Proxy::start(upstream)
+        .await
+        .unwrap_or_else(|error| panic!("cannot start the kit's proxy: {error}"))
 }
 
 /// A redis-server of the test's own, on a free port of 127.0.0.1 with its data in a temporary
