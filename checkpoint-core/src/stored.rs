@@ -109,6 +109,53 @@ pub fn fingerprint_from_bytes(
         .ok_or_else(|| UnexpectedValue::new(field, format!("{} bytes, not 32", bytes.len())))
 }
 
+/// The columns of the SQL stores' checkpoint table (PostgreSQL and SQLite alike): `position`
+/// and `partition_id` as signed 64-bit integers, `query_fingerprint` as bytes; written and read
+/// back with the rules above, a value no store writes failing as `backend`'s
+/// [`Error::Backend`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqlColumns {
+    /// The backend whose errors these are (`BACKEND` of its crate).
+    pub backend: &'static str,
+}
+
+impl SqlColumns {
+    /// A validated position as the `position` column. Validation admits only
+    /// `0..=i64::MAX`, so the conversion is exact; it saturates rather than wraps should that
+    /// ever change, so it has no panic path.
+    pub fn position_to_db(position: u64) -> i64 {
+        i64::try_from(position).unwrap_or(i64::MAX)
+    }
+
+    /// The `position` column read back.
+    pub fn position(self, operation: Operation, value: i64) -> Result<u64, Error> {
+        position_from_i64("position", value)
+            .map_err(|found| found.into_error(self.backend, operation))
+    }
+
+    /// The `partition_id` column read back.
+    pub fn partition(self, operation: Operation, value: i64) -> Result<u32, Error> {
+        partition_from_i64("partition_id", value)
+            .map_err(|found| found.into_error(self.backend, operation))
+    }
+
+    /// The `query_fingerprint` column read back after a claim: the claim stores the requested
+    /// fingerprint when there was none, so `NULL` cannot come back; it and any length other
+    /// than 32 bytes mean something else wrote the row, never a match.
+    pub fn claimed_fingerprint(
+        self,
+        operation: Operation,
+        stored: Option<&[u8]>,
+    ) -> Result<Fingerprint, Error> {
+        const FIELD: &str = "query_fingerprint";
+        match stored {
+            None => Err(UnexpectedValue::new(FIELD, "NULL")),
+            Some(bytes) => fingerprint_from_bytes(FIELD, bytes),
+        }
+        .map_err(|found| found.into_error(self.backend, operation))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +210,50 @@ mod tests {
             );
         }
         assert!(partition_from_i64("partition", i64::from(u32::MAX) + 1).is_err());
+    }
+
+    #[test]
+    fn sql_columns_read_back_what_the_sql_stores_write_and_refuse_the_rest() {
+        let columns = SqlColumns { backend: "sql" };
+        let load = Operation::Load;
+        assert_eq!(SqlColumns::position_to_db(MAX_POSITION), i64::MAX);
+        assert_eq!(columns.position(load, i64::MAX).ok(), Some(MAX_POSITION));
+        assert_eq!(
+            columns.partition(load, i64::from(u32::MAX)).ok(),
+            Some(u32::MAX)
+        );
+        assert_eq!(
+            columns
+                .claimed_fingerprint(Operation::Claim, Some(&[3; 32]))
+                .ok(),
+            Some(Fingerprint::from_bytes([3; 32]))
+        );
+        for refused in [
+            columns.position(load, -1).map(drop),
+            columns.partition(load, -1).map(drop),
+            columns
+                .claimed_fingerprint(Operation::Claim, None)
+                .map(drop),
+            columns
+                .claimed_fingerprint(Operation::Claim, Some(&[3; 31]))
+                .map(drop),
+        ] {
+            let error = refused.expect_err("a value no store writes");
+            assert!(
+                matches!(
+                    &error,
+                    Error::Backend {
+                        backend: "sql",
+                        retryable: false,
+                        ..
+                    }
+                ),
+                "{error:?}"
+            );
+            let source = std::error::Error::source(&error)
+                .and_then(|source| source.downcast_ref::<UnexpectedValue>());
+            assert!(source.is_some(), "{error:?}");
+        }
     }
 
     #[test]

@@ -5,11 +5,9 @@
 
 use std::fmt;
 
+use checkpoint_core::Error;
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::{
-    UnexpectedValue, fingerprint_from_bytes, partition_from_i64, position_from_i64,
-};
-use checkpoint_core::{Error, Fingerprint, Operation};
+use checkpoint_core::stored::SqlColumns;
 
 use crate::BACKEND;
 
@@ -114,38 +112,9 @@ fn is_identifier(part: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// A validated position as the `position BIGINT` column.
-pub(crate) fn position_to_db(position: u64) -> i64 {
-    // Validation admits only 0..=i64::MAX, so the fallback is never taken; it saturates
-    // rather than wraps should that ever change.
-    i64::try_from(position).unwrap_or(i64::MAX)
-}
-
-/// The `position` column read back.
-pub(crate) fn position_from_db(operation: Operation, position: i64) -> Result<u64, Error> {
-    position_from_i64("position", position).map_err(|found| found.into_error(BACKEND, operation))
-}
-
-/// The `partition_id` column read back.
-pub(crate) fn partition_from_db(operation: Operation, partition: i64) -> Result<u32, Error> {
-    partition_from_i64("partition_id", partition)
-        .map_err(|found| found.into_error(BACKEND, operation))
-}
-
-/// The `query_fingerprint` column read back after a claim: the claim stores the requested
-/// fingerprint when there was none, so `NULL` cannot come back; it and any length other than
-/// 32 bytes mean something else wrote the row, never a match.
-pub(crate) fn fingerprint_from_db(
-    operation: Operation,
-    stored: Option<Vec<u8>>,
-) -> Result<Fingerprint, Error> {
-    const FIELD: &str = "query_fingerprint";
-    match stored.as_deref() {
-        None => Err(UnexpectedValue::new(FIELD, "NULL")),
-        Some(bytes) => fingerprint_from_bytes(FIELD, bytes),
-    }
-    .map_err(|found| found.into_error(BACKEND, operation))
-}
+/// The table's columns, written and read back by the rules every SQL store shares
+/// ([`checkpoint_core::stored::SqlColumns`]).
+pub(crate) const COLUMNS: SqlColumns = SqlColumns { backend: BACKEND };
 
 #[cfg(test)]
 mod tests {
@@ -199,25 +168,5 @@ mod tests {
                 "{name:?}"
             );
         }
-    }
-
-    #[test]
-    fn values_no_store_writes_are_unexpected_and_not_retryable() {
-        for error in [
-            position_from_db(Operation::Load, -1).unwrap_err(),
-            partition_from_db(Operation::List, i64::from(u32::MAX) + 1).unwrap_err(),
-            fingerprint_from_db(Operation::Claim, None).unwrap_err(),
-            fingerprint_from_db(Operation::Claim, Some(vec![0; 31])).unwrap_err(),
-        ] {
-            assert!(!error.is_retryable());
-            let source = std::error::Error::source(&error)
-                .and_then(|source| source.downcast_ref::<UnexpectedValue>());
-            assert!(source.is_some(), "{error:?}");
-        }
-        assert_eq!(
-            position_from_db(Operation::Load, i64::MAX).ok(),
-            Some(i64::MAX as u64)
-        );
-        assert!(fingerprint_from_db(Operation::Claim, Some(vec![7; 32])).is_ok());
     }
 }

@@ -3,11 +3,9 @@
 //! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
 //! the migration that runs it is a request (`requests/migration.rs`).
 
+use checkpoint_core::Error;
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::{
-    UnexpectedValue, fingerprint_from_bytes, partition_from_i64, position_from_i64,
-};
-use checkpoint_core::{Error, Fingerprint, Operation};
+use checkpoint_core::stored::SqlColumns;
 
 use crate::{BACKEND, DEFAULT_TABLE};
 
@@ -67,39 +65,9 @@ impl TableName {
     }
 }
 
-/// A validated position as SQLite's signed 64-bit `INTEGER`.
-///
-/// Every caller has validated it (`0..=i64::MAX`), so the conversion is exact; saturating
-/// keeps this total without a panic path.
-pub(crate) fn position_to_db(position: u64) -> i64 {
-    i64::try_from(position).unwrap_or(i64::MAX)
-}
-
-/// The `position` column read back.
-pub(crate) fn position_from_db(operation: Operation, position: i64) -> Result<u64, Error> {
-    position_from_i64("position", position).map_err(|found| found.into_error(BACKEND, operation))
-}
-
-/// The `partition_id` column read back.
-pub(crate) fn partition_from_db(operation: Operation, partition: i64) -> Result<u32, Error> {
-    partition_from_i64("partition_id", partition)
-        .map_err(|found| found.into_error(BACKEND, operation))
-}
-
-/// The `query_fingerprint` column read back after a claim: `COALESCE` with the claim's
-/// fingerprint never yields `NULL`, and this store only writes 32-byte fingerprints, so
-/// anything else was written by someone else.
-pub(crate) fn fingerprint_from_db(
-    operation: Operation,
-    stored: Option<Vec<u8>>,
-) -> Result<Fingerprint, Error> {
-    const FIELD: &str = "query_fingerprint";
-    match stored.as_deref() {
-        None => Err(UnexpectedValue::new(FIELD, "NULL")),
-        Some(bytes) => fingerprint_from_bytes(FIELD, bytes),
-    }
-    .map_err(|found| found.into_error(BACKEND, operation))
-}
+/// The table's columns, written and read back by the rules every SQL store shares
+/// ([`checkpoint_core::stored::SqlColumns`]).
+pub(crate) const COLUMNS: SqlColumns = SqlColumns { backend: BACKEND };
 
 #[cfg(test)]
 mod tests {
@@ -143,25 +111,5 @@ mod tests {
                 other => panic!("{name:?} was not rejected: {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn values_no_store_writes_are_unexpected_and_not_retryable() {
-        for error in [
-            position_from_db(Operation::Load, -1).unwrap_err(),
-            partition_from_db(Operation::List, -1).unwrap_err(),
-            fingerprint_from_db(Operation::Claim, None).unwrap_err(),
-            fingerprint_from_db(Operation::Claim, Some(vec![0; 33])).unwrap_err(),
-        ] {
-            assert!(!error.is_retryable());
-            let source = std::error::Error::source(&error)
-                .and_then(|source| source.downcast_ref::<UnexpectedValue>());
-            assert!(source.is_some(), "{error:?}");
-        }
-        assert_eq!(
-            position_from_db(Operation::Load, i64::MAX).ok(),
-            Some(i64::MAX as u64)
-        );
-        assert!(fingerprint_from_db(Operation::Claim, Some(vec![7; 32])).is_ok());
     }
 }

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
+use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
 use sqlx::postgres::PgConnection;
 
 use super::{RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
 use crate::error::{backend, is_unique_violation};
-use crate::layout::position_to_db;
 
 impl Requests {
     /// Every group, of checkpoints and of tombstones, sorted by bytes. Records the span field
@@ -98,7 +98,7 @@ impl Requests {
             .collect();
         let positions: Vec<i64> = positions
             .iter()
-            .map(|&(_, position)| position_to_db(position))
+            .map(|&(_, position)| SqlColumns::position_to_db(position))
             .collect();
         let mut transaction = connection.begin().await?;
         sqlx::query(START_AT_LOCK)

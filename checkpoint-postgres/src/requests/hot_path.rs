@@ -3,12 +3,13 @@
 //! a connection, the pool's or the caller's, and its reply read.
 
 use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::postgres::PgConnection;
 
 use super::{Requests, sql};
 use crate::error::backend;
-use crate::layout::{fingerprint_from_db, partition_from_db, position_from_db, position_to_db};
+use crate::layout::COLUMNS;
 
 impl Requests {
     /// The checkpoint's position, `None` when there is none.
@@ -27,7 +28,7 @@ impl Requests {
             .await
             .map_err(|error| backend(Operation::Load, error))?;
         stored
-            .map(|position| position_from_db(Operation::Load, position))
+            .map(|position| COLUMNS.position(Operation::Load, position))
             .transpose()
     }
 
@@ -47,8 +48,8 @@ impl Requests {
             .map(|(subscription, partition, position)| {
                 Ok(Checkpoint::new(
                     subscription,
-                    partition_from_db(Operation::List, partition)?,
-                    position_from_db(Operation::List, position)?,
+                    COLUMNS.partition(Operation::List, partition)?,
+                    COLUMNS.position(Operation::List, position)?,
                 ))
             })
             .collect()
@@ -67,7 +68,7 @@ impl Requests {
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
-            .bind(position_to_db(position))
+            .bind(SqlColumns::position_to_db(position))
             .execute(connection)
             .await
             .map_err(|error| backend(Operation::Save, error))?;
@@ -92,7 +93,7 @@ impl Requests {
         for checkpoint in batch {
             subscriptions.push(checkpoint.subscription);
             partitions.push(i64::from(checkpoint.partition));
-            positions.push(position_to_db(checkpoint.position));
+            positions.push(SqlColumns::position_to_db(checkpoint.position));
         }
         sqlx::query(sql(&self.save_all))
             .bind(group)
@@ -119,7 +120,7 @@ impl Requests {
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
-            .bind(position_to_db(initial_position))
+            .bind(SqlColumns::position_to_db(initial_position))
             .bind(fingerprint.as_bytes().as_slice())
             .fetch_optional(connection)
             .await
@@ -127,14 +128,14 @@ impl Requests {
         let Some((position, stored)) = claimed else {
             return Err(Error::retired(group, subscription));
         };
-        let stored = fingerprint_from_db(Operation::Claim, stored)?;
+        let stored = COLUMNS.claimed_fingerprint(Operation::Claim, stored.as_deref())?;
         if stored != fingerprint {
             return Err(Error::QueryChanged {
                 stored,
                 requested: fingerprint,
             });
         }
-        position_from_db(Operation::Claim, position)
+        COLUMNS.position(Operation::Claim, position)
     }
 
     /// The compare-and-set: the statement also returns where the checkpoint is, for
@@ -152,8 +153,8 @@ impl Requests {
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
-            .bind(position_to_db(from))
-            .bind(position_to_db(to))
+            .bind(SqlColumns::position_to_db(from))
+            .bind(SqlColumns::position_to_db(to))
             .fetch_one(connection)
             .await
             .map_err(|error| backend(Operation::Advance, error))?;
@@ -163,7 +164,7 @@ impl Requests {
         Err(Error::Moved {
             expected: from,
             current: current
-                .map(|position| position_from_db(Operation::Advance, position))
+                .map(|position| COLUMNS.position(Operation::Advance, position))
                 .transpose()?,
         })
     }

@@ -3,12 +3,13 @@
 //! the pool's or the caller's, and its reply read.
 
 use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::sqlite::SqliteConnection;
 
 use super::{Requests, batch_json, sql};
 use crate::error::backend;
-use crate::layout::{fingerprint_from_db, partition_from_db, position_from_db, position_to_db};
+use crate::layout::COLUMNS;
 
 /// An advance retries its compare-and-set at most this many times, and only when the
 /// checkpoint reached `from` between its update and its read (see [`Requests::advance`]).
@@ -29,8 +30,8 @@ impl Requests {
         tracing::Span::current().record("count", rows.len());
         rows.into_iter()
             .map(|(subscription, partition, position)| {
-                let partition = partition_from_db(Operation::List, partition)?;
-                let position = position_from_db(Operation::List, position)?;
+                let partition = COLUMNS.partition(Operation::List, partition)?;
+                let position = COLUMNS.position(Operation::List, position)?;
                 Ok(Checkpoint::new(subscription, partition, position))
             })
             .collect()
@@ -54,7 +55,7 @@ impl Requests {
             .await
             .map_err(|error| backend(operation, error))?;
         stored
-            .map(|position| position_from_db(operation, position))
+            .map(|position| COLUMNS.position(operation, position))
             .transpose()
     }
 
@@ -71,7 +72,7 @@ impl Requests {
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
-            .bind(position_to_db(position))
+            .bind(SqlColumns::position_to_db(position))
             .execute(connection)
             .await
             .map_err(|error| backend(Operation::Save, error))?;
@@ -116,7 +117,7 @@ impl Requests {
             .bind(group)
             .bind(subscription)
             .bind(i64::from(partition))
-            .bind(position_to_db(initial_position))
+            .bind(SqlColumns::position_to_db(initial_position))
             .bind(fingerprint.as_bytes().as_slice())
             .fetch_optional(connection)
             .await
@@ -124,8 +125,8 @@ impl Requests {
         let Some((position, stored)) = claimed else {
             return Err(Error::retired(group, subscription));
         };
-        let position = position_from_db(Operation::Claim, position)?;
-        let stored = fingerprint_from_db(Operation::Claim, stored)?;
+        let position = COLUMNS.position(Operation::Claim, position)?;
+        let stored = COLUMNS.claimed_fingerprint(Operation::Claim, stored.as_deref())?;
         if stored != fingerprint {
             return Err(Error::QueryChanged {
                 stored,
@@ -152,8 +153,8 @@ impl Requests {
                 .bind(group)
                 .bind(subscription)
                 .bind(i64::from(partition))
-                .bind(position_to_db(from))
-                .bind(position_to_db(to))
+                .bind(SqlColumns::position_to_db(from))
+                .bind(SqlColumns::position_to_db(to))
                 .execute(&mut *connection)
                 .await
                 .map_err(|error| backend(Operation::Advance, error))?
