@@ -16,7 +16,7 @@ use std::error::Error as StdError;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkpoint_core::{
-    CheckpointStore, Error, ExclusiveCheckpointStore, Query, QueryItem, fingerprint,
+    CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Query, QueryItem, fingerprint,
 };
 use checkpoint_postgres::PostgresCheckpointStore;
 
@@ -122,33 +122,13 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         "exactly-once-example-{}",
         SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis()
     );
-
-    let first = PostgresCheckpointStore::connect(&url).await?;
-    first.migrate().await?;
-    sqlx::query(
-        "CREATE TABLE IF NOT EXISTS exactly_once_example_totals \
-         (run TEXT NOT NULL, customer TEXT NOT NULL, total BIGINT NOT NULL, \
-          PRIMARY KEY (run, customer))",
-    )
-    .execute(first.pool())
-    .await?;
+    let (a, b) = two_processes(&url, &group).await?;
 
     // The subscription's query. Its fingerprint is stored by the first claim: a later claim
     // under another query is refused, because a position only means something over the query
     // it was computed for.
     let query = Query::new([QueryItem::new(["OrderPlaced"], ["shop:eu"])]);
     let query_fingerprint = fingerprint(Some(&query));
-
-    let a = Projection {
-        name: "process A",
-        store: first,
-        group: group.clone(),
-    };
-    let b = Projection {
-        name: "process B",
-        store: PostgresCheckpointStore::connect(&url).await?,
-        group: group.clone(),
-    };
 
     println!("group {group}, subscription {SUBSCRIPTION}");
     println!("1. process A claims the checkpoint and projects a first batch");
@@ -160,64 +140,122 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     a.project_batch(from, &log).await?;
 
     println!("2. process B starts under the same name; both claim and read the next batch");
+    one_batch_two_processes(&a, &b, query_fingerprint, &log).await?;
+
+    println!("4. a process under the same name with a different query is refused");
+    a_changed_query_is_refused(&b).await?;
+
+    println!("5. the read model counts every event exactly once");
+    the_read_model_matches_the_checkpoint(&b, &log).await
+}
+
+/// Two processes' stores on one database (the checkpoint table and the example's read model
+/// created), projecting into `group`.
+async fn two_processes(
+    url: &str,
+    group: &str,
+) -> Result<(Projection, Projection), Box<dyn StdError>> {
+    let first = PostgresCheckpointStore::connect(url).await?;
+    first.migrate().await?;
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS exactly_once_example_totals \
+         (run TEXT NOT NULL, customer TEXT NOT NULL, total BIGINT NOT NULL, \
+          PRIMARY KEY (run, customer))",
+    )
+    .execute(first.pool())
+    .await?;
+    let a = Projection {
+        name: "process A",
+        store: first,
+        group: group.to_owned(),
+    };
+    let b = Projection {
+        name: "process B",
+        store: PostgresCheckpointStore::connect(url).await?,
+        group: group.to_owned(),
+    };
+    Ok((a, b))
+}
+
+/// Steps 2 and 3: both processes claim and read the same next batch; B commits first, and
+/// A's commit of the same batch is refused (its read-model writes roll back with it).
+async fn one_batch_two_processes(
+    a: &Projection,
+    b: &Projection,
+    query_fingerprint: Fingerprint,
+    log: &[OrderPlaced],
+) -> Result<(), Box<dyn StdError>> {
     let from_a = a
         .store
-        .claim(&group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
+        .claim(&a.group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
         .await?;
     let from_b = b
         .store
-        .claim(&group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
+        .claim(&b.group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
         .await?;
     println!("  both resume from position {from_a} / {from_b}");
 
     println!("3. process B commits first; process A's commit of the same batch is refused");
-    b.project_batch(from_b, &log).await?;
-    match a.project_batch(from_a, &log).await {
+    b.project_batch(from_b, log).await?;
+    match a.project_batch(from_a, log).await {
         Err(error) => match error.downcast_ref::<Error>() {
-            Some(Error::Moved { expected, current }) => println!(
-                "  process A: stopped, the checkpoint moved (expected {expected}, it is at \
-                 {}); its read-model writes were rolled back",
-                current.map_or("nothing".to_owned(), |p| p.to_string())
-            ),
-            _ => return Err(error),
+            Some(Error::Moved { expected, current }) => {
+                println!(
+                    "  process A: stopped, the checkpoint moved (expected {expected}, it is at \
+                     {}); its read-model writes were rolled back",
+                    current.map_or("nothing".to_owned(), |p| p.to_string())
+                );
+                Ok(())
+            }
+            _ => Err(error),
         },
-        Ok(to) => return Err(format!("process A also committed up to {to}").into()),
+        Ok(to) => Err(format!("process A also committed up to {to}").into()),
     }
+}
 
-    println!("4. a process under the same name with a different query is refused");
+/// Step 4: a claim under the same name with a different query is refused.
+async fn a_changed_query_is_refused(b: &Projection) -> Result<(), Box<dyn StdError>> {
     let changed = Query::new([QueryItem::new(
         ["OrderPlaced", "OrderCancelled"],
         ["shop:eu"],
     )]);
-    match b
+    let claimed = b
         .store
         .claim(
-            &group,
+            &b.group,
             SUBSCRIPTION,
             PARTITION,
             fingerprint(Some(&changed)),
             0,
         )
-        .await
-    {
-        Err(Error::QueryChanged { stored, requested }) => println!(
-            "  refused: stored query {}…, requested {}…",
-            &stored.to_hex()[..12],
-            &requested.to_hex()[..12]
-        ),
-        other => return Err(format!("expected QueryChanged, got {other:?}").into()),
+        .await;
+    match claimed {
+        Err(Error::QueryChanged { stored, requested }) => {
+            println!(
+                "  refused: stored query {}…, requested {}…",
+                &stored.to_hex()[..12],
+                &requested.to_hex()[..12]
+            );
+            Ok(())
+        }
+        other => Err(format!("expected QueryChanged, got {other:?}").into()),
     }
+}
 
-    println!("5. the read model counts every event exactly once");
+/// Step 5: the read model holds exactly the events up to the checkpoint, each once.
+async fn the_read_model_matches_the_checkpoint(
+    b: &Projection,
+    log: &[OrderPlaced],
+) -> Result<(), Box<dyn StdError>> {
     let totals: Vec<(String, i64)> = sqlx::query_as(
         "SELECT customer, total FROM exactly_once_example_totals WHERE run = $1 ORDER BY customer",
     )
-    .bind(&group)
+    .bind(&b.group)
     .fetch_all(b.store.pool())
     .await?;
     let position = b
         .store
-        .load(&group, SUBSCRIPTION, PARTITION)
+        .load(&b.group, SUBSCRIPTION, PARTITION)
         .await?
         .unwrap_or(0);
     let expected: i64 = log
