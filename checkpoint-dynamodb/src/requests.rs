@@ -29,11 +29,12 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use aws_sdk_dynamodb::operation::get_item::builders::GetItemFluentBuilder;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::DynamoDbCheckpointStore;
-use crate::layout::primary_key;
+use crate::layout::{GROUP, primary_key};
 
 /// One checkpoint's key: group, subscription, partition.
 pub(crate) type Key<'a> = (&'a str, &'a str, u32);
@@ -79,6 +80,25 @@ fn consistent_get(
         .table_name(store.table())
         .set_key(Some(primary_key(group, subscription, partition)))
         .consistent_read(true)
+}
+
+/// One page of a consistent `Query` of `group`'s items from `start`, at most the store's page
+/// size, for the caller to complete with its key condition (on `#g = :g`) and projection:
+/// every read of a group (`list`, the operations API) pages the same way.
+fn group_page_query(
+    store: &DynamoDbCheckpointStore,
+    group: &str,
+    start: Option<StartKey>,
+) -> QueryFluentBuilder {
+    store
+        .client()
+        .query()
+        .table_name(store.table())
+        .expression_attribute_names("#g", GROUP)
+        .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
+        .consistent_read(true)
+        .set_limit(store.query_page_size())
+        .set_exclusive_start_key(start)
 }
 
 /// A `DeleteItem` of one checkpoint's item, for the caller to complete.

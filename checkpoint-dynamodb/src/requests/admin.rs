@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use checkpoint_core::{Error, Operation, UnexpectedValue};
 
-use super::{Key, Page, StartKey, delete_item, next_start, update_item};
+use super::{Key, Page, StartKey, delete_item, group_page_query, next_start, update_item};
 use crate::DynamoDbCheckpointStore;
 use crate::error::{is_condition_failed, sdk_error, unexpected};
 use crate::layout::{
@@ -87,20 +87,12 @@ async fn group_items_page(
     group: &str,
     start: Option<StartKey>,
 ) -> Result<Page<(ItemKind, bool, bool)>, Error> {
-    let page = store
-        .client()
-        .query()
-        .table_name(store.table())
+    let page = group_page_query(store, group, start)
         .key_condition_expression(GROUP_KEY_CONDITION)
         .projection_expression(GROUP_PROJECTION)
-        .expression_attribute_names("#g", GROUP)
         .expression_attribute_names("#k", KEY)
         .expression_attribute_names("#ret", RETIRED)
         .expression_attribute_names("#pend", PENDING)
-        .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
-        .consistent_read(true)
-        .set_limit(store.query_page_size())
-        .set_exclusive_start_key(start)
         .send()
         .await
         .map_err(|e| sdk_error(op, e))?;
@@ -125,19 +117,11 @@ pub(crate) async fn tombstones_page(
     start: Option<StartKey>,
 ) -> Result<Page<String>, Error> {
     let op = Operation::Retired;
-    let page = store
-        .client()
-        .query()
-        .table_name(store.table())
+    let page = group_page_query(store, group, start)
         .key_condition_expression(TOMBSTONES_KEY_CONDITION)
         .projection_expression("#k")
-        .expression_attribute_names("#g", GROUP)
         .expression_attribute_names("#k", KEY)
-        .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
         .expression_attribute_values(":prefix", AttributeValue::S(TOMBSTONE_PREFIX.to_owned()))
-        .consistent_read(true)
-        .set_limit(store.query_page_size())
-        .set_exclusive_start_key(start)
         .send()
         .await
         .map_err(|e| sdk_error(op, e))?;

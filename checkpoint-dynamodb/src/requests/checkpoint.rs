@@ -8,13 +8,15 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue};
 
-use super::{Item, Key, Page, StartKey, consistent_get, next_start, sent, update_item};
+use super::{
+    Item, Key, Page, StartKey, consistent_get, group_page_query, next_start, sent, update_item,
+};
 use crate::DynamoDbCheckpointStore;
 use crate::error::{sdk_error, unexpected};
 use crate::layout::{
-    FINGERPRINT, GROUP, KEY, PARTITION, PENDING, POSITION, RETIRED, SUBSCRIPTION, Stored,
-    UPDATED_AT, checkpoint_of, fingerprint_value, has_flag, now_millis, number,
-    optional_position_of, stored_of,
+    FINGERPRINT, KEY, PARTITION, PENDING, POSITION, RETIRED, SUBSCRIPTION, Stored, UPDATED_AT,
+    checkpoint_of, fingerprint_value, has_flag, now_millis, number, optional_position_of,
+    stored_of,
 };
 
 /// `save`: write the position and the plain copies of the key parts...
@@ -218,21 +220,13 @@ pub(crate) async fn list_page(
     start: Option<StartKey>,
 ) -> Result<Page<Checkpoint>, Error> {
     let op = Operation::List;
-    let page = store
-        .client()
-        .query()
-        .table_name(store.table())
+    let page = group_page_query(store, group, start)
         .key_condition_expression(LIST_KEY_CONDITION)
         .projection_expression(LIST_PROJECTION)
-        .expression_attribute_names("#g", GROUP)
         .expression_attribute_names("#k", KEY)
         .expression_attribute_names("#pos", POSITION)
         .expression_attribute_names("#ret", RETIRED)
         .expression_attribute_names("#pend", PENDING)
-        .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
-        .consistent_read(true)
-        .set_limit(store.query_page_size())
-        .set_exclusive_start_key(start)
         .send()
         .await
         .map_err(|e| sdk_error(op, e))?;
