@@ -14,6 +14,7 @@
 //! | `batches` | `save_all` |
 //! | `concurrency` | calls at the same time, and generated histories |
 //! | `exclusive` | `claim` and `advance` |
+//! | `contention` | exclusive contenders racing under one name: one winner per step |
 //! | `admin` | the operations API: `groups`, `start_at`, `retire`, `retired`, `purge`, and what a retired subscription does to saves, claims and advances |
 //!
 //! [`checkpoint_store_tests!`]: crate::checkpoint_store_tests
@@ -30,6 +31,7 @@ mod admin;
 mod batches;
 mod boundaries;
 mod concurrency;
+mod contention;
 mod exclusive;
 mod inputs;
 mod names;
@@ -40,6 +42,7 @@ pub use admin::*;
 pub use batches::*;
 pub use boundaries::*;
 pub use concurrency::*;
+pub use contention::*;
 pub use exclusive::*;
 pub use inputs::*;
 pub use names::*;
