@@ -44,6 +44,18 @@ pub enum Operation {
     Retired,
     /// [`CheckpointAdmin::purge`](crate::CheckpointAdmin::purge).
     Purge,
+    /// [`LeaseStore::acquire`](crate::LeaseStore::acquire).
+    Acquire,
+    /// [`LeaseStore::renew`](crate::LeaseStore::renew).
+    Renew,
+    /// [`LeaseStore::release`](crate::LeaseStore::release).
+    Release,
+    /// [`LeaseStore::leave`](crate::LeaseStore::leave).
+    Leave,
+    /// [`LeaseStore::leases`](crate::LeaseStore::leases).
+    Leases,
+    /// [`LeaseStore::request_handover`](crate::LeaseStore::request_handover).
+    RequestHandover,
 }
 
 impl fmt::Display for Operation {
@@ -62,6 +74,12 @@ impl fmt::Display for Operation {
             Operation::Retire => "retire",
             Operation::Retired => "retired",
             Operation::Purge => "purge",
+            Operation::Acquire => "acquire",
+            Operation::Renew => "renew",
+            Operation::Release => "release",
+            Operation::Leave => "leave",
+            Operation::Leases => "leases",
+            Operation::RequestHandover => "request_handover",
         })
     }
 }
@@ -86,6 +104,14 @@ pub enum Argument {
     Partition,
     /// The positions of [`start_at`](crate::CheckpointAdmin::start_at), as a whole.
     Positions,
+    /// The owner of a lease: the worker id a caller chooses.
+    Owner,
+    /// The worker asking for a handover.
+    Requester,
+    /// The duration of a lease.
+    Duration,
+    /// The partitions of a lease operation, as a whole.
+    Partitions,
     /// A setting of the store itself, such as a table name or a key prefix.
     Setting(&'static str),
 }
@@ -101,6 +127,10 @@ impl fmt::Display for Argument {
             Argument::To => f.write_str("to position"),
             Argument::Partition => f.write_str("partition"),
             Argument::Positions => f.write_str("positions"),
+            Argument::Owner => f.write_str("owner"),
+            Argument::Requester => f.write_str("requester"),
+            Argument::Duration => f.write_str("lease duration"),
+            Argument::Partitions => f.write_str("partitions"),
             Argument::Setting(name) => write!(f, "setting `{name}`"),
         }
     }
@@ -148,6 +178,22 @@ pub enum InvalidReason {
         /// The partition named twice.
         partition: u32,
     },
+    /// A lease duration outside `min..=max`.
+    DurationOutOfRange {
+        /// The duration given.
+        value: Duration,
+        /// The shortest valid lease ([`MIN_LEASE_DURATION`](crate::lease::MIN_LEASE_DURATION)).
+        min: Duration,
+        /// The longest valid lease ([`MAX_LEASE_DURATION`](crate::lease::MAX_LEASE_DURATION)).
+        max: Duration,
+    },
+    /// More entries than one call takes.
+    TooMany {
+        /// How many were given.
+        len: usize,
+        /// The most one call takes.
+        max: usize,
+    },
 }
 
 impl fmt::Display for InvalidReason {
@@ -169,6 +215,12 @@ impl fmt::Display for InvalidReason {
             InvalidReason::Malformed { expected } => write!(f, "expected {expected}"),
             InvalidReason::DuplicatePartition { partition } => {
                 write!(f, "partition {partition} is given more than once")
+            }
+            InvalidReason::DurationOutOfRange { value, min, max } => {
+                write!(f, "{value:?} is outside {min:?}..={max:?}")
+            }
+            InvalidReason::TooMany { len, max } => {
+                write!(f, "{len} given, more than the {max} one call takes")
             }
         }
     }
@@ -281,6 +333,22 @@ pub enum Error {
         subscription: String,
     },
 
+    /// A [`renew`](crate::LeaseStore::renew) by an owner that holds no live lease of the
+    /// subscription: its leases expired (and may be held by another owner now), or it never
+    /// acquired any. It must stop treating any lease of the subscription as held and
+    /// [`acquire`](crate::LeaseStore::acquire) again, under new epochs.
+    #[error(
+        "owner {owner:?} holds no live lease of subscription {subscription:?} of group {group:?}: they expired or were never acquired"
+    )]
+    NotHeld {
+        /// The group.
+        group: String,
+        /// The subscription.
+        subscription: String,
+        /// The owner that renewed.
+        owner: String,
+    },
+
     /// [`purge`](crate::CheckpointAdmin::purge) of a subscription that still has live
     /// checkpoints: only a retired subscription is purged.
     #[error(
@@ -320,6 +388,7 @@ impl Error {
             | Error::Moved { .. }
             | Error::Exists { .. }
             | Error::Retired { .. }
+            | Error::NotHeld { .. }
             | Error::NotRetired { .. } => false,
         }
     }
@@ -337,6 +406,15 @@ impl Error {
         Error::Retired {
             group: group.to_owned(),
             subscription: subscription.to_owned(),
+        }
+    }
+
+    /// [`Error::NotHeld`] for `owner` of `subscription` of `group`.
+    pub fn not_held(group: &str, subscription: &str, owner: &str) -> Self {
+        Error::NotHeld {
+            group: group.to_owned(),
+            subscription: subscription.to_owned(),
+            owner: owner.to_owned(),
         }
     }
 

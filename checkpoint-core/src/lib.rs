@@ -13,6 +13,8 @@
 //!   chosen positions, retiring one for good;
 //! - [`Error`], the one error type, and [`validation`], the input rules every backend applies
 //!   before any I/O;
+//! - [`LeaseStore`], partition ownership beside the checkpoints: leases with a fencing epoch,
+//!   renewed all at once, expired by the store's one clock ([`lease`]);
 //! - [`InMemoryCheckpointStore`], the reference implementation;
 //! - [`batch`], helpers for backends that save a batch natively;
 //! - [`settings`], the settings every store shares ([`DEFAULT_TIMEOUT`]) and how they are
@@ -57,8 +59,10 @@ mod checkpoint;
 pub mod error;
 mod exclusive;
 mod fingerprint;
+pub mod lease;
 mod memory;
 mod memory_admin;
+mod memory_lease;
 mod query;
 pub mod settings;
 mod store;
@@ -73,6 +77,7 @@ pub use checkpoint::Checkpoint;
 pub use error::{Argument, BoxError, Error, InvalidInput, InvalidReason, Operation};
 pub use exclusive::ExclusiveCheckpointStore;
 pub use fingerprint::Fingerprint;
+pub use lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseStore, LeaseTable, Released};
 pub use memory::InMemoryCheckpointStore;
 pub use query::{Query, QueryItem, canonical_encoding, fingerprint};
 pub use settings::DEFAULT_TIMEOUT;

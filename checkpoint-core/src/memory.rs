@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use async_trait::async_trait;
 
@@ -27,6 +28,8 @@ pub(crate) struct State {
     pub(crate) groups: HashMap<String, Group>,
     /// The retired subscriptions of each group: their tombstones.
     pub(crate) retired: BTreeMap<String, BTreeSet<String>>,
+    /// The leases and heartbeats of each (group, subscription).
+    pub(crate) leases: HashMap<(String, String), crate::memory_lease::SubscriptionLeases>,
 }
 
 impl State {
@@ -68,15 +71,39 @@ impl State {
 /// # Ok::<(), checkpoint_core::Error>(())
 /// # }).unwrap();
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct InMemoryCheckpointStore {
     state: Mutex<State>,
+    /// The one clock that expires leases: the store's, as a server's would be.
+    clock: fn() -> Instant,
+}
+
+impl Default for InMemoryCheckpointStore {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            clock: Instant::now,
+        }
+    }
 }
 
 impl InMemoryCheckpointStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same store with `clock` as the one clock that expires leases, instead of
+    /// `std::time::Instant::now`: for example `|| tokio::time::Instant::now().into_std()`, so
+    /// that a test on tokio's paused clock moves lease expiry with it.
+    pub fn with_clock(mut self, clock: fn() -> Instant) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The store's clock now.
+    pub(crate) fn now(&self) -> Instant {
+        (self.clock)()
     }
 
     /// The lock over everything. A panic while it was held cannot leave an entry half

@@ -86,6 +86,9 @@ impl CheckpointAdmin for InMemoryCheckpointStore {
             if let Some(retired) = state.retired.get_mut(group) {
                 retired.remove(subscription);
             }
+            state
+                .leases
+                .remove(&(group.to_owned(), subscription.to_owned()));
             return Ok(());
         }
         let live = state

@@ -2,11 +2,13 @@
 //! can be passed wherever a store is expected.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
+    Fingerprint, HeldLease, LeaseStore, LeaseTable, Released,
 };
 
 macro_rules! forward_store {
@@ -58,6 +60,33 @@ macro_rules! forward_store {
             }
             async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
                 (**self).purge(group, subscription).await
+            }
+        }
+
+        #[async_trait]
+        impl<S: LeaseStore + ?Sized> LeaseStore for $pointer {
+            async fn acquire(&self, group: &str, subscription: &str, owner: &str,
+                partitions: &[u32], duration: Duration) -> Result<Acquired, Error> {
+                (**self).acquire(group, subscription, owner, partitions, duration).await
+            }
+            async fn renew(&self, group: &str, subscription: &str, owner: &str,
+                duration: Duration) -> Result<Vec<HeldLease>, Error> {
+                (**self).renew(group, subscription, owner, duration).await
+            }
+            async fn release(&self, group: &str, subscription: &str, owner: &str,
+                partitions: &[u32]) -> Result<Released, Error> {
+                (**self).release(group, subscription, owner, partitions).await
+            }
+            async fn leave(&self, group: &str, subscription: &str, owner: &str)
+                -> Result<Vec<u32>, Error> {
+                (**self).leave(group, subscription, owner).await
+            }
+            async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
+                (**self).leases(group, subscription).await
+            }
+            async fn request_handover(&self, group: &str, subscription: &str, requester: &str,
+                partitions: &[u32]) -> Result<(), Error> {
+                (**self).request_handover(group, subscription, requester, partitions).await
             }
         }
     )*};

@@ -9,8 +9,14 @@
 //! | group, subscription | non-empty UTF-8, at most [`MAX_NAME_BYTES`] bytes, no NUL character |
 //! | partition | every `u32` |
 //! | position | `0..=`[`MAX_POSITION`] (`i64::MAX`), so every backend can keep it as a signed 64-bit integer |
+//! | lease owner, requester | as a name |
+//! | lease duration | [`MIN_LEASE_DURATION`]`..=`[`MAX_LEASE_DURATION`] (10 ms to a day) |
+//! | lease partitions | at most [`MAX_LEASE_PARTITIONS`], none twice |
+
+use std::time::Duration;
 
 use crate::error::{Argument, InvalidInput, InvalidReason};
+use crate::lease::{MAX_LEASE_DURATION, MAX_LEASE_PARTITIONS, MIN_LEASE_DURATION};
 use crate::{Checkpoint, Error};
 
 /// The longest valid group or subscription name, in bytes of UTF-8.
@@ -133,6 +139,106 @@ pub fn validate_start_at(
             .into());
         }
     }
+    Ok(())
+}
+
+/// Checks a lease duration: within
+/// [`MIN_LEASE_DURATION`](crate::lease::MIN_LEASE_DURATION)`..=`[`MAX_LEASE_DURATION`](crate::lease::MAX_LEASE_DURATION).
+pub fn validate_duration(duration: Duration) -> Result<(), InvalidInput> {
+    if !(MIN_LEASE_DURATION..=MAX_LEASE_DURATION).contains(&duration) {
+        return Err(InvalidInput::new(
+            Argument::Duration,
+            InvalidReason::DurationOutOfRange {
+                value: duration,
+                min: MIN_LEASE_DURATION,
+                max: MAX_LEASE_DURATION,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the partitions of a lease operation: at most
+/// [`MAX_LEASE_PARTITIONS`](crate::lease::MAX_LEASE_PARTITIONS), none twice (the error names
+/// the index of the second). Empty is valid.
+pub fn validate_partitions(partitions: &[u32]) -> Result<(), InvalidInput> {
+    if partitions.len() > MAX_LEASE_PARTITIONS {
+        return Err(InvalidInput::new(
+            Argument::Partitions,
+            InvalidReason::TooMany {
+                len: partitions.len(),
+                max: MAX_LEASE_PARTITIONS,
+            },
+        ));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(partitions.len());
+    for (index, &partition) in partitions.iter().enumerate() {
+        if !seen.insert(partition) {
+            return Err(InvalidInput::new(
+                Argument::Partition,
+                InvalidReason::DuplicatePartition { partition },
+            )
+            .at_batch_index(index));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the key and owner of every lease operation.
+pub fn validate_lease_owner(group: &str, subscription: &str, owner: &str) -> Result<(), Error> {
+    validate_key(group, subscription)?;
+    validate_name(Argument::Owner, owner)?;
+    Ok(())
+}
+
+/// Checks the arguments of [`acquire`](crate::LeaseStore::acquire).
+pub fn validate_acquire(
+    group: &str,
+    subscription: &str,
+    owner: &str,
+    partitions: &[u32],
+    duration: Duration,
+) -> Result<(), Error> {
+    validate_lease_owner(group, subscription, owner)?;
+    validate_partitions(partitions)?;
+    validate_duration(duration)?;
+    Ok(())
+}
+
+/// Checks the arguments of [`renew`](crate::LeaseStore::renew).
+pub fn validate_renew(
+    group: &str,
+    subscription: &str,
+    owner: &str,
+    duration: Duration,
+) -> Result<(), Error> {
+    validate_lease_owner(group, subscription, owner)?;
+    validate_duration(duration)?;
+    Ok(())
+}
+
+/// Checks the arguments of [`release`](crate::LeaseStore::release).
+pub fn validate_release(
+    group: &str,
+    subscription: &str,
+    owner: &str,
+    partitions: &[u32],
+) -> Result<(), Error> {
+    validate_lease_owner(group, subscription, owner)?;
+    validate_partitions(partitions)?;
+    Ok(())
+}
+
+/// Checks the arguments of [`request_handover`](crate::LeaseStore::request_handover).
+pub fn validate_request_handover(
+    group: &str,
+    subscription: &str,
+    requester: &str,
+    partitions: &[u32],
+) -> Result<(), Error> {
+    validate_key(group, subscription)?;
+    validate_name(Argument::Requester, requester)?;
+    validate_partitions(partitions)?;
     Ok(())
 }
 
