@@ -245,13 +245,12 @@ impl LeaseStore for InMemoryCheckpointStore {
         validate_request_handover(group, subscription, requester, partitions)?;
         self.with_leases(group, subscription, |leases, now| {
             for partition in partitions {
-                if let Some(entry) = leases.leases.get_mut(partition) {
-                    if entry
+                if let Some(entry) = leases.leases.get_mut(partition)
+                    && entry
                         .live_owner(now)
                         .is_some_and(|holder| holder != requester)
-                    {
-                        entry.handover_requested_by = Some(requester.to_owned());
-                    }
+                {
+                    entry.handover_requested_by = Some(requester.to_owned());
                 }
             }
         });
