@@ -98,6 +98,57 @@ macro_rules! __exclusive_admin_cases {
     };
 }
 
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every lease case.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __lease_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            acquire_grants_free_partitions
+            a_live_lease_is_refused_to_another_owner
+            acquire_of_an_own_live_lease_keeps_its_epoch
+            epochs_increase_with_every_change_of_hands
+            renew_extends_every_lease_of_the_owner
+            renew_without_live_leases_is_not_held
+            renew_after_a_takeover_is_refused
+            release_frees_a_lease_at_once
+            release_by_a_non_holder_changes_nothing
+            leave_releases_everything_and_ends_the_heartbeat
+            an_expired_lease_goes_to_another_owner_after_the_holders_deadline
+            one_clock_decides_expiry
+            leases_lists_every_holder_and_live_owner
+            a_handover_request_reaches_the_holder
+            a_retired_subscription_cannot_be_leased
+            purge_removes_the_leases_of_a_retired_subscription
+            a_lease_never_moves_a_checkpoint
+            concurrent_acquirers_each_partition_goes_to_one
+            lease_invalid_inputs_are_rejected
+            lease_histories
+        }
+    };
+}
+
+/// Expands to one `#[test]` per lease case, each calling the factory twice (two clients) in a
+/// runtime of its own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __two_client_case_tests {
+    (($factory:path) $($case:ident)*) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::__private::run_case(stringify!($case), async {
+                    let a = $factory().await;
+                    let b = $factory().await;
+                    $crate::cases::$case(&a, &b)
+                        .await
+                        .map_err(|failure| failure.in_store(::std::any::type_name_of_val(&a)))
+                });
+            }
+        )*
+    };
+}
+
 /// Expands to one `#[test]` per case, each calling the factory in a runtime of its own.
 #[doc(hidden)]
 #[macro_export]
@@ -223,5 +274,37 @@ macro_rules! admin_store_tests {
     };
     ($factory:path, without_exclusive) => {
         $crate::__admin_cases! { __case_tests!($factory) }
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the lease contract
+/// ([`LeaseStore`](checkpoint_core::LeaseStore): acquire, renew, release, leave, leases,
+/// request_handover, expiry by one clock, epochs, and their ties to retire and purge), run
+/// against the store that `factory` makes.
+///
+/// `factory` is the path of an `async fn() -> S` where `S: LeaseStore + CheckpointAdmin`.
+/// Each test calls it **twice**, for two clients of the same store (two connections; for a
+/// store that keeps state in the client, two processes' worth), so that a store that judges
+/// expiry by each client's clock is caught. Use it in a module of its own.
+///
+/// ```
+/// use std::sync::{Arc, OnceLock};
+/// use checkpoint_core::InMemoryCheckpointStore;
+///
+/// // Both clients of a test must see one store: here, one in-memory store for the process.
+/// async fn store() -> Arc<InMemoryCheckpointStore> {
+///     static STORE: OnceLock<Arc<InMemoryCheckpointStore>> = OnceLock::new();
+///     STORE.get_or_init(Default::default).clone()
+/// }
+///
+/// mod leases {
+///     checkpoint_conformance::lease_store_tests!(super::store);
+/// }
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! lease_store_tests {
+    ($factory:path) => {
+        $crate::__lease_cases! { __two_client_case_tests!($factory) }
     };
 }

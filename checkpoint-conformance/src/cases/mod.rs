@@ -16,6 +16,7 @@
 //! | `exclusive` | `claim` and `advance` |
 //! | `contention` | exclusive contenders racing under one name: one winner per step |
 //! | `admin` | the operations API: `groups`, `start_at`, `retire`, `retired`, `purge`, and what a retired subscription does to saves, claims and advances |
+//! | `leases` | partition ownership ([`LeaseStore`](checkpoint_core::LeaseStore)): grants, renewal, release, expiry by one clock, listing, handover requests, ties to retire and purge, races, histories |
 //!
 //! [`checkpoint_store_tests!`]: crate::checkpoint_store_tests
 //! [`exclusive_store_tests!`]: crate::exclusive_store_tests
@@ -34,6 +35,7 @@ mod concurrency;
 mod contention;
 mod exclusive;
 mod inputs;
+mod leases;
 mod names;
 mod reads;
 mod saves;
@@ -45,6 +47,7 @@ pub use concurrency::*;
 pub use contention::*;
 pub use exclusive::*;
 pub use inputs::*;
+pub use leases::*;
 pub use names::*;
 pub use reads::*;
 pub use saves::*;

@@ -9,11 +9,16 @@
 
 pub mod checker;
 pub mod generator;
+pub mod leases;
 pub mod retire;
 pub mod runner;
 
 pub use checker::{Event, History, HistoryChecker, Outcome};
 pub(crate) use generator::seeded_runner;
 pub use generator::{Call, Key, OwnerPlan, Plan, plans};
+pub use leases::{
+    LeaseEvent, LeaseOutcome, LeasePlan, LeaseStep, check_lease_history, lease_plans,
+    run_lease_plan,
+};
 pub use retire::{RetirePlan, retire_plans, run_retire_histories, run_retire_plan};
 pub use runner::{HistoryConfig, run_histories, run_histories_with_faults};

@@ -22,3 +22,14 @@ mod admin {
 mod admin_without_exclusive {
     checkpoint_conformance::admin_store_tests!(super::store, without_exclusive);
 }
+
+/// One in-memory store for the whole binary, so that both clients of a lease case see it.
+async fn shared_store() -> std::sync::Arc<InMemoryCheckpointStore> {
+    static STORE: std::sync::OnceLock<std::sync::Arc<InMemoryCheckpointStore>> =
+        std::sync::OnceLock::new();
+    STORE.get_or_init(Default::default).clone()
+}
+
+mod leases {
+    checkpoint_conformance::lease_store_tests!(super::shared_store);
+}
