@@ -14,6 +14,9 @@
 //!   (the peer vanished without a FIN), for tests that a store gives up a connection that
 //!   stopped answering and works again once the network does; [`black_hole_and_back`] is the
 //!   run every backend's fault tests make with it.
+//! - [`lease_faults::black_holed_holder_stops_first`]: a lease holder cut off by the black hole
+//!   stops treating its leases as held before another owner is granted them;
+//!   [`bad_input::bad_lease_input`] refuses every invalid lease call before any I/O.
 //! - [`Guarded`]: a store that keeps what it needs alive (a temporary directory, a server
 //!   started for it) for as long as it is used, passing every call on.
 //!
@@ -24,6 +27,7 @@
 pub mod bad_input;
 mod black_hole;
 mod guarded;
+pub mod lease_faults;
 mod server;
 
 pub use black_hole::{BlackHoleBounds, BlackHoleProxy, BlackHoleReport, black_hole_and_back};

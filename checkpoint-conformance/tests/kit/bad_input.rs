@@ -324,3 +324,12 @@ async fn an_operations_api_that_sends_before_validating_is_caught() {
         "{failure}"
     );
 }
+
+#[tokio::test]
+async fn every_invalid_lease_call_is_refused_by_the_reference_store() {
+    let store = checkpoint_core::InMemoryCheckpointStore::new();
+    let refused = checkpoint_conformance::harness::bad_input::bad_lease_input(&store, None)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert_eq!(refused, 20);
+}

@@ -26,6 +26,7 @@
 mod admin;
 mod calls;
 mod driver;
+mod leases;
 mod refusal;
 
 use std::fmt;
@@ -36,6 +37,7 @@ use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 pub use admin::BadAdminInput;
 pub use calls::{Call, MoreEntryPoints, Reply};
 use driver::Driver;
+pub use leases::bad_lease_input;
 
 use crate::Failure;
 use crate::fresh_group;
