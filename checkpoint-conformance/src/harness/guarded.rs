@@ -1,8 +1,11 @@
 //! A store that keeps something alive for as long as it is used.
 
 use async_trait::async_trait;
+use std::time::Duration;
+
 use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
+    Fingerprint, HeldLease, LeaseStore, LeaseTable, Released,
 };
 
 /// A store under test together with what it needs kept alive (a temporary directory, a server
@@ -112,5 +115,58 @@ impl<S: CheckpointAdmin, G: Send + Sync> CheckpointAdmin for Guarded<S, G> {
     }
     async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
         self.store.purge(group, subscription).await
+    }
+}
+
+#[async_trait]
+impl<S: LeaseStore, G: Send + Sync> LeaseStore for Guarded<S, G> {
+    async fn acquire(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+        duration: Duration,
+    ) -> Result<Acquired, Error> {
+        self.store
+            .acquire(group, subscription, owner, partitions, duration)
+            .await
+    }
+    async fn renew(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        self.store.renew(group, subscription, owner, duration).await
+    }
+    async fn release(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+    ) -> Result<Released, Error> {
+        self.store
+            .release(group, subscription, owner, partitions)
+            .await
+    }
+    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
+        self.store.leave(group, subscription, owner).await
+    }
+    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
+        self.store.leases(group, subscription).await
+    }
+    async fn request_handover(
+        &self,
+        group: &str,
+        subscription: &str,
+        requester: &str,
+        partitions: &[u32],
+    ) -> Result<(), Error> {
+        self.store
+            .request_handover(group, subscription, requester, partitions)
+            .await
     }
 }
