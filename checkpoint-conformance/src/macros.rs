@@ -121,6 +121,7 @@ macro_rules! __lease_cases {
             a_retired_subscription_cannot_be_leased
             purge_removes_the_leases_of_a_retired_subscription
             a_lease_never_moves_a_checkpoint
+            a_group_with_only_leases_is_not_listed
             concurrent_acquirers_each_partition_goes_to_one
             lease_invalid_inputs_are_rejected
             lease_histories

@@ -87,3 +87,24 @@ pub async fn a_lease_never_moves_a_checkpoint<S: LeaseStore + CheckpointAdmin + 
     );
     Ok(())
 }
+
+/// A lease is not a checkpoint: a group whose only trace is a lease (or a heartbeat) is not
+/// listed by `groups`, and `list` of it is empty.
+pub async fn a_group_with_only_leases_is_not_listed<S: LeaseStore + CheckpointAdmin + ?Sized>(
+    a: &S,
+    _b: &S,
+) -> CaseResult {
+    let group = fresh("only-leases");
+    a.acquire(&group, SUBSCRIPTION, "a", &[0, 1], LONG).await?;
+    a.acquire(&group, "joined", "b", &[], LONG).await?;
+    ensure!(
+        !a.groups().await?.contains(&group),
+        "groups lists {group:?}, whose only traces are leases and a heartbeat: only checkpoints and retired subscriptions make a group"
+    );
+    ensure_eq!(
+        a.list(&group).await?,
+        Vec::new(),
+        "list of a group with only leases"
+    );
+    Ok(())
+}
