@@ -13,3 +13,21 @@ CREATE TABLE IF NOT EXISTS {retired} (
     retired_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (group_name, subscription)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {leases} (
+    group_name            TEXT    NOT NULL,
+    subscription          TEXT    NOT NULL,
+    partition_id          INTEGER NOT NULL,
+    owner                 TEXT    NULL,
+    epoch                 INTEGER NOT NULL,
+    expires_at_ms         INTEGER NOT NULL,
+    handover_requested_by TEXT    NULL,
+    PRIMARY KEY (group_name, subscription, partition_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS {leases_by_owner} ON {leases} (group_name, subscription, owner);
+CREATE TABLE IF NOT EXISTS {lease_owners} (
+    group_name    TEXT    NOT NULL,
+    subscription  TEXT    NOT NULL,
+    owner         TEXT    NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (group_name, subscription, owner)
+) WITHOUT ROWID;

@@ -1,11 +1,15 @@
 //! How a checkpoint is laid out in SQLite: the table name (validated, then quoted, so that
 //! nothing a user passes can change the SQL it is spliced into) and the columns' values
 //! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
-//! the migration that runs it is a request (`requests/migration.rs`).
+//! the migration that runs it is a request (`requests/migration.rs`). Leases live in two tables
+//! beside it, named after it (`<table>_leases`, `<table>_lease_owners`), their times in
+//! integer milliseconds of SQLite's own clock.
 
-use checkpoint_core::Error;
+use std::time::Duration;
+
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::SqlColumns;
+use checkpoint_core::stored::{SqlColumns, UnexpectedValue};
+use checkpoint_core::{Error, Operation};
 
 use crate::{BACKEND, DEFAULT_TABLE};
 
@@ -58,11 +62,60 @@ impl TableName {
         format!("\"{}_retired\"", self.0)
     }
 
+    /// The lease table's name as a quoted SQL identifier: the table's own name followed by
+    /// `_leases`, for example `"checkpoints_leases"`.
+    pub(crate) fn leases_quoted(&self) -> String {
+        format!("\"{}_leases\"", self.0)
+    }
+
+    /// The heartbeat table's name as a quoted SQL identifier: the table's own name followed
+    /// by `_lease_owners`, for example `"checkpoints_lease_owners"`.
+    pub(crate) fn lease_owners_quoted(&self) -> String {
+        format!("\"{}_lease_owners\"", self.0)
+    }
+
+    /// The name of the lease table's index by owner, quoted: the table's own name followed by
+    /// `_leases_by_owner`.
+    pub(crate) fn leases_by_owner_quoted(&self) -> String {
+        format!("\"{}_leases_by_owner\"", self.0)
+    }
+
     /// The name as a quoted SQL identifier. Quoting keeps names that are also keywords
     /// (`order`, `group`) usable; validation guarantees there is no `"` to escape.
     pub(crate) fn quoted(&self) -> String {
         format!("\"{}\"", self.0)
     }
+}
+
+/// A lease's `epoch` column read back: a store grants epochs from 1 up, so anything below is
+/// a value no store writes.
+pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
+    u64::try_from(value)
+        .ok()
+        .filter(|&epoch| epoch >= 1)
+        .ok_or_else(|| {
+            UnexpectedValue::new("epoch", value.to_string()).into_error(BACKEND, operation)
+        })
+}
+
+/// How long until `expires_at_ms` at `now_ms`, both milliseconds of SQLite's clock (`0` once
+/// past).
+pub(crate) fn time_left(expires_at_ms: i64, now_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms)).unwrap_or(0))
+}
+
+/// A lease duration in whole milliseconds, rounded up: the server holds a lease at least as
+/// long as asked, never less (validation bounds it to a day, so it fits).
+pub(crate) fn duration_ms(duration: Duration) -> i64 {
+    let millis = duration.as_micros().div_ceil(1000);
+    i64::try_from(millis).unwrap_or(i64::MAX)
+}
+
+/// Partitions as one JSON array (`[0,1,2]`), the parameter the lease statements expand with
+/// `json_each`.
+pub(crate) fn partitions_json(partitions: &[u32]) -> String {
+    let items: Vec<String> = partitions.iter().map(u32::to_string).collect();
+    format!("[{}]", items.join(","))
 }
 
 /// The table's columns, written and read back by the rules every SQL store shares
@@ -83,6 +136,20 @@ mod tests {
                 Some(name)
             );
         }
+    }
+
+    #[test]
+    fn lease_values_convert_exactly() {
+        assert_eq!(duration_ms(Duration::from_millis(10)), 10);
+        assert_eq!(duration_ms(Duration::from_micros(10_001)), 11);
+        assert_eq!(duration_ms(Duration::from_secs(86_400)), 86_400_000);
+        assert_eq!(time_left(1_500, 1_000), Duration::from_millis(500));
+        assert_eq!(time_left(1_000, 1_500), Duration::ZERO);
+        assert_eq!(epoch(Operation::Renew, 7).ok(), Some(7));
+        assert!(epoch(Operation::Renew, 0).is_err());
+        assert!(epoch(Operation::Renew, -1).is_err());
+        assert_eq!(partitions_json(&[]), "[]");
+        assert_eq!(partitions_json(&[0, u32::MAX]), "[0,4294967295]");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! [`SqliteCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore)
 //! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) with one SQL
-//! statement per operation, safe for many tasks and several processes on the same file. It
+//! statement per operation, safe for many tasks and several processes on the same file, and
+//! [`LeaseStore`](checkpoint_core::LeaseStore), partition leases judged by SQLite's clock
+//! (see [Leases](#leases)). It
 //! suits a service that keeps its read models in SQLite too: the `*_in` methods run on the
 //! caller's own connection or transaction, so a read model and its checkpoint commit together.
 //!
@@ -47,10 +49,11 @@
 //!
 //! # Schema
 //!
-//! [`SqliteCheckpointStore::migrate`] creates these two tables, each if it does not exist
-//! (`{table}` is the quoted table name, `"checkpoints"` unless
-//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise, and `{retired}` the same
-//! name followed by `_retired`):
+//! [`SqliteCheckpointStore::migrate`] creates these four tables and an index, each if it does
+//! not exist (`{table}` is the quoted table name, `"checkpoints"` unless
+//! [`with_table`](SqliteCheckpointStore::with_table) says otherwise, and `{retired}`,
+//! `{leases}`, `{leases_by_owner}` and `{lease_owners}` the same name followed by `_retired`,
+//! `_leases`, `_leases_by_owner` and `_lease_owners`):
 //!
 #![doc = concat!("```sql\n", include_str!("../sql/schema.sql"), "```")]
 //!
@@ -66,6 +69,8 @@
 //! - `{retired}` holds one row, a tombstone, per retired subscription (see [Retired
 //!   subscriptions](#retired-subscriptions)); `retired_at` is for people reading it. A file
 //!   made before the tombstone table existed gets it from the next `migrate`.
+//! - `{leases}` and `{lease_owners}` hold the [leases](#leases); a file made before they
+//!   existed gets them from the next `migrate`, its checkpoints and tombstones untouched.
 //!
 //! # Costs
 //!
@@ -82,7 +87,80 @@
 //! | `groups`, `retired` | one `SELECT`, sorted |
 //! | `start_at` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if neither, one `INSERT` of every partition; `COMMIT` |
 //! | `retire` | `BEGIN IMMEDIATE`; the tombstone; `DELETE` of the checkpoints; `COMMIT` |
-//! | `purge` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if a tombstone, it and any checkpoint left deleted; `COMMIT` |
+//! | `purge` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if a tombstone, it, any checkpoint left, and the subscription's leases and heartbeats deleted; `COMMIT` |
+//!
+//! The lease operations' costs are under [Leases](#leases).
+//!
+//! # Leases
+//!
+//! [`LeaseStore`](checkpoint_core::LeaseStore) keeps partition ownership beside the
+//! checkpoints, in the same file:
+//!
+//! - `{leases}`: one row per (group, subscription, partition) ever leased. `owner` is the
+//!   holder, `NULL` once released; `epoch` starts at 1 and grows by one at every grant to an
+//!   owner that did not hold the lease live, and the row stays when the lease is released or
+//!   expires, so an epoch is never handed out twice (until `purge`); `expires_at_ms` is when it
+//!   expires; `handover_requested_by` the owner that asked for it. A lease is live while it
+//!   has an owner and `expires_at_ms` is ahead of the clock. `{leases_by_owner}` finds an
+//!   owner's leases without reading the subscription's others.
+//! - `{lease_owners}`: one heartbeat per (group, subscription, owner), with its expiry: the
+//!   live owners are those whose heartbeat has not expired.
+//!
+//! **One clock decides expiry: SQLite's, on the host that holds the file.** Every lease
+//! operation is one transaction whose first statement reads the clock once, as integer
+//! milliseconds (`CAST(unixepoch('subsec') * 1000 AS INTEGER)`); every later statement gets
+//! that instant as a parameter, so one instant judges every lease the call touches, and an
+//! expiry is that instant plus the duration (rounded up to a millisecond). All processes
+//! sharing the file run on that host, so they share that clock; no caller's clock is ever
+//! compared with another's. It is the host's wall clock, as SQLite has no other: let it be
+//! slewed (NTP's default), not stepped, since a step forward shortens every live lease by the
+//! step (a step back only lengthens them).
+//!
+//! The operations that write run in `BEGIN IMMEDIATE`, which takes the database's write lock
+//! before the clock is read: acquirers in any task or process take turns, and nothing they
+//! read changes before they write. `acquire` and `renew` check the tombstone table in the same
+//! transaction ([`Error::Retired`](checkpoint_core::Error::Retired)); `purge` of a retired
+//! subscription deletes its leases and heartbeats in its own.
+//!
+//! Each operation is one transaction, whatever the number of partitions or leases (an
+//! embedded database has no round trip; the `round_trips` tests count the statements, `BEGIN`
+//! and `COMMIT` aside):
+//!
+//! | operation | statements in its transaction |
+//! | --- | --- |
+//! | `acquire` | the clock and tombstone; the heartbeat's upsert; an `UPDATE .. RETURNING` of the owner's live leases; an upsert of the partitions asked for over `json_each(?)`, granting only free or expired ones, `RETURNING` them (left out when none are asked for): 4 |
+//! | `renew` | the clock and tombstone; the heartbeat's `UPDATE` if live (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)); an `UPDATE .. RETURNING` of the owner's live leases: 3, whatever their number (counted for 1 and 100) |
+//! | `release`, `request_handover` | the clock; one `UPDATE` over `json_each(?)`: 2 |
+//! | `leave` | the clock; the heartbeat's `DELETE`; one `UPDATE .. RETURNING`: 3 |
+//! | `leases` | in a read transaction (one snapshot): the clock; the live leases; the live owners: 3 |
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::time::Duration;
+//! use checkpoint_core::LeaseStore;
+//! use checkpoint_sqlite::SqliteCheckpointStore;
+//!
+//! # let path = std::env::temp_dir().join(format!(
+//! #     "checkpoint-sqlite-lease-doc-{}-{}.db",
+//! #     std::process::id(),
+//! #     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos(),
+//! # ));
+//! let store = SqliteCheckpointStore::open(&path).await?;
+//! store.migrate().await?;
+//! let lease = Duration::from_secs(10);
+//! let a = store.acquire("billing", "invoices", "worker-a", &[0, 1], lease).await?;
+//! assert_eq!(a.granted.len(), 2);
+//! let b = store.acquire("billing", "invoices", "worker-b", &[1, 2], lease).await?;
+//! assert_eq!(b.refused, vec![1]); // worker-a holds it
+//! assert_eq!(store.renew("billing", "invoices", "worker-a", lease).await?.len(), 2);
+//! assert_eq!(store.leave("billing", "invoices", "worker-a").await?, vec![0, 1]);
+//! # store.pool().close().await;
+//! # for suffix in ["", "-wal", "-shm"] {
+//! #     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+//! # }
+//! # Ok::<(), checkpoint_core::Error>(())
+//! # }).unwrap();
+//! ```
 //!
 //! # Retired subscriptions
 //!
@@ -124,8 +202,9 @@
 //!
 //! # Several tasks and processes
 //!
-//! SQLite admits one writer at a time per database file. Every write here is a single
-//! statement in autocommit mode, which takes the write lock for its own duration only; a
+//! SQLite admits one writer at a time per database file. Every write of a checkpoint here is a
+//! single statement in autocommit mode, which takes the write lock for its own duration only
+//! (`start_at`, `retire`, `purge` and the lease operations hold it for one short transaction); a
 //! second writer waits for it up to the **busy timeout** ([`DEFAULT_BUSY_TIMEOUT`], 5 s)
 //! instead of failing, so concurrent saves and batches, from tasks of one process or from
 //! several processes, take turns. Each statement is atomic, so no interleaving can move a
@@ -156,10 +235,12 @@
 //! # Tracing
 //!
 //! Every operation is one `tracing` span at DEBUG named `checkpoint.<operation>`
-//! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, ...) with the fields
-//! `backend = "sqlite"`, `table`, `group` and `subscription` where the call has them, and the
-//! sizes: `batch_size` and `distinct_keys` (save_all), `partitions` (start_at), `count` (list,
-//! groups, retired). No partition or position is a field.
+//! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, `checkpoint.acquire`,
+//! ...) with the fields `backend = "sqlite"`, `table`, `group` and `subscription` where the
+//! call has them, and the sizes: `batch_size` and `distinct_keys` (save_all), `partitions`
+//! (start_at and the lease operations that name partitions), `count` (list, groups, retired;
+//! the leases granted, renewed, released or listed). No partition, position or lease owner is
+//! a field.
 //!
 //! # Errors
 //!
@@ -175,6 +256,7 @@
 mod admin;
 mod error;
 mod layout;
+mod lease;
 mod requests;
 mod store;
 mod transaction;

@@ -188,11 +188,11 @@ impl SqliteCheckpointStore {
         self.requests.list_sql()
     }
 
-    /// Creates the checkpoint table and its tombstone table, each unless it exists (see the
-    /// [crate documentation](crate) for their definitions). Idempotent, and safe when several
-    /// processes start at once: the statements take the write lock, and whoever comes second
-    /// finds the tables there. A database made before the tombstone table existed gets it
-    /// from the next `migrate`.
+    /// Creates the checkpoint table, its tombstone table and the two lease tables, each unless
+    /// it exists (see the [crate documentation](crate) for their definitions). Idempotent, and
+    /// safe when several processes start at once: the statements take the write lock, and
+    /// whoever comes second finds the tables there. A database made before the tombstone or
+    /// lease tables existed gets them from the next `migrate`.
     ///
     /// It does not alter an existing table of the same name.
     ///

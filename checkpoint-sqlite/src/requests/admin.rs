@@ -8,9 +8,8 @@ use std::sync::Arc;
 
 use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
-use sqlx::{Connection, Sqlite, Transaction};
 
-use super::{Requests, positions_json, sql};
+use super::{Requests, begin_immediate, finish, positions_json, sql};
 use crate::error::backend;
 
 impl Requests {
@@ -97,7 +96,7 @@ impl Requests {
     }
 
     /// Under the write lock: a retired subscription loses its tombstone and anything left of
-    /// it; a live one is refused; nothing at all is fine.
+    /// it (checkpoints, leases, heartbeats); a live one is refused; nothing at all is fine.
     pub(crate) async fn purge(
         &self,
         connection: &mut SqliteConnection,
@@ -113,7 +112,12 @@ impl Requests {
             Ok((false, true)) => Err(Error::not_retired(group, subscription)),
             Ok((false, false)) => Ok(()),
             Ok((true, _)) => {
-                let statements = [&self.purge_tombstone, &self.delete_subscription];
+                let statements = [
+                    &self.purge_tombstone,
+                    &self.delete_subscription,
+                    &self.purge_leases,
+                    &self.purge_lease_owners,
+                ];
                 run_each(
                     &mut transaction,
                     operation,
@@ -145,18 +149,6 @@ impl Requests {
     }
 }
 
-/// A `BEGIN IMMEDIATE` transaction on `connection`: it holds the database's write lock from
-/// its first statement (waiting for it up to the busy timeout).
-async fn begin_immediate(
-    connection: &mut SqliteConnection,
-    operation: Operation,
-) -> Result<Transaction<'_, Sqlite>, Error> {
-    connection
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(|error| backend(operation, error))
-}
-
 /// Runs each statement (parameters: group, subscription) in turn on `connection`.
 async fn run_each(
     connection: &mut SqliteConnection,
@@ -174,24 +166,4 @@ async fn run_each(
             .map_err(|error| backend(operation, error))?;
     }
     Ok(())
-}
-
-/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise. (An abandoned call
-/// drops the transaction, which sqlx rolls back.)
-async fn finish<T>(
-    transaction: Transaction<'_, Sqlite>,
-    operation: Operation,
-    outcome: Result<T, Error>,
-) -> Result<T, Error> {
-    let failed = |error| backend(operation, error);
-    match outcome {
-        Ok(value) => {
-            transaction.commit().await.map_err(failed)?;
-            Ok(value)
-        }
-        Err(error) => {
-            transaction.rollback().await.map_err(failed)?;
-            Err(error)
-        }
-    }
 }

@@ -1,5 +1,5 @@
-//! The migration: the checkpoint table and its tombstone table created in one transaction,
-//! each unless it exists.
+//! The migration: the checkpoint table, its tombstone table and the lease tables created in one
+//! transaction, each unless it exists.
 
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
@@ -9,7 +9,7 @@ use super::{Requests, sql};
 use crate::error::backend;
 
 impl Requests {
-    /// `sql/schema.sql`, two statements, in one `BEGIN IMMEDIATE` transaction: it takes the
+    /// `sql/schema.sql`, every statement, in one `BEGIN IMMEDIATE` transaction: it takes the
     /// write lock first, so of processes migrating at once the second finds the tables there.
     pub(crate) async fn migrate(&self, connection: &mut SqliteConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);

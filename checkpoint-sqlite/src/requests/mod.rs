@@ -6,6 +6,7 @@
 //!   [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore);
 //! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
 //!   transactions;
+//! - [`lease`]: [`LeaseStore`](checkpoint_core::LeaseStore)'s transactions;
 //! - [`migration`]: the transaction that creates the tables.
 //!
 //! The statements live in `sql/*.sql` beside the crate with a `{table}` placeholder. The table
@@ -14,19 +15,24 @@
 
 mod admin;
 mod hot_path;
+mod lease;
 mod migration;
 
 use std::sync::Arc;
 
-use checkpoint_core::Checkpoint;
-use sqlx::AssertSqlSafe;
+use checkpoint_core::{Checkpoint, Error, Operation};
+use sqlx::sqlite::SqliteConnection;
+use sqlx::{AssertSqlSafe, Connection, Sqlite, Transaction};
 
+use crate::error::backend;
 use crate::layout::TableName;
+
+pub(crate) use lease::LeaseKey;
 
 /// Every statement of the store, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
-    /// `sql/schema.sql` (the checkpoint table and its tombstone table), which
+    /// `sql/schema.sql` (the checkpoint table, its tombstone table and the lease tables), which
     /// [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
     create_table: Arc<str>,
     list: Arc<str>,
@@ -42,6 +48,25 @@ pub(crate) struct Requests {
     retire_tombstone: Arc<str>,
     delete_subscription: Arc<str>,
     purge_tombstone: Arc<str>,
+    purge_leases: Arc<str>,
+    purge_lease_owners: Arc<str>,
+    lease: LeaseRequests,
+}
+
+/// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
+#[derive(Debug)]
+struct LeaseRequests {
+    clock: Arc<str>,
+    join: Arc<str>,
+    beat: Arc<str>,
+    extend: Arc<str>,
+    grant: Arc<str>,
+    release: Arc<str>,
+    leave: Arc<str>,
+    owner_delete: Arc<str>,
+    handover: Arc<str>,
+    leases: Arc<str>,
+    owners: Arc<str>,
 }
 
 impl Requests {
@@ -49,10 +74,16 @@ impl Requests {
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let retired = table.retired_quoted();
+        let leases = table.leases_quoted();
+        let lease_owners = table.lease_owners_quoted();
+        let leases_by_owner = table.leases_by_owner_quoted();
         let build = |template: &str| -> Arc<str> {
             template
                 .replace("{table}", &quoted)
                 .replace("{retired}", &retired)
+                .replace("{leases_by_owner}", &leases_by_owner)
+                .replace("{leases}", &leases)
+                .replace("{lease_owners}", &lease_owners)
                 .into()
         };
         Self {
@@ -70,6 +101,21 @@ impl Requests {
             retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
             delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
             purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
+            purge_leases: build(include_str!("../../sql/purge_leases.sql")),
+            purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            lease: LeaseRequests {
+                clock: build(include_str!("../../sql/lease_clock.sql")),
+                join: build(include_str!("../../sql/lease_join.sql")),
+                beat: build(include_str!("../../sql/lease_beat.sql")),
+                extend: build(include_str!("../../sql/lease_extend.sql")),
+                grant: build(include_str!("../../sql/lease_grant.sql")),
+                release: build(include_str!("../../sql/lease_release.sql")),
+                leave: build(include_str!("../../sql/lease_leave.sql")),
+                owner_delete: build(include_str!("../../sql/lease_owner_delete.sql")),
+                handover: build(include_str!("../../sql/lease_handover.sql")),
+                leases: build(include_str!("../../sql/leases.sql")),
+                owners: build(include_str!("../../sql/lease_owners.sql")),
+            },
         }
     }
 
@@ -90,6 +136,38 @@ impl Requests {
 /// [`TableName::parse`]; the `Arc` is shared, not copied, on each call.
 fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(statement))
+}
+
+/// A `BEGIN IMMEDIATE` transaction on `connection`: it holds the database's write lock from
+/// its first statement (waiting for it up to the busy timeout).
+async fn begin_immediate(
+    connection: &mut SqliteConnection,
+    operation: Operation,
+) -> Result<Transaction<'_, Sqlite>, Error> {
+    connection
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(|error| backend(operation, error))
+}
+
+/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise. (An abandoned call
+/// drops the transaction, which sqlx rolls back.)
+async fn finish<T>(
+    transaction: Transaction<'_, Sqlite>,
+    operation: Operation,
+    outcome: Result<T, Error>,
+) -> Result<T, Error> {
+    let failed = |error| backend(operation, error);
+    match outcome {
+        Ok(value) => {
+            transaction.commit().await.map_err(failed)?;
+            Ok(value)
+        }
+        Err(error) => {
+            transaction.rollback().await.map_err(failed)?;
+            Err(error)
+        }
+    }
 }
 
 /// `start_at`'s positions as one JSON array of `[partition, position]` pairs, the parameter
@@ -175,6 +253,41 @@ mod tests {
             &requests.purge_tombstone,
         ] {
             assert!(statement.contains("\"my_table_retired\""), "{statement}");
+        }
+        let lease = &requests.lease;
+        for statement in [
+            &requests.create_table,
+            &requests.purge_leases,
+            &lease.extend,
+            &lease.grant,
+            &lease.release,
+            &lease.leave,
+            &lease.handover,
+            &lease.leases,
+        ] {
+            assert!(statement.contains("\"my_table_leases\""), "{statement}");
+        }
+        for statement in [
+            &requests.create_table,
+            &requests.purge_lease_owners,
+            &lease.join,
+            &lease.beat,
+            &lease.owner_delete,
+            &lease.owners,
+        ] {
+            assert!(
+                statement.contains("\"my_table_lease_owners\""),
+                "{statement}"
+            );
+        }
+        assert!(
+            requests
+                .create_table
+                .contains("\"my_table_leases_by_owner\"")
+        );
+        assert!(lease.clock.contains("\"my_table_retired\""));
+        for statement in [&lease.clock, &lease.grant, &lease.leases, &lease.owners] {
+            assert!(!statement.contains('{'), "{statement}");
         }
     }
 

@@ -2,10 +2,14 @@
 //! trait's and the `*_in` family on the caller's connection), and valid ones read back. SQLite
 //! has no wire to count requests on; a closed pool shows instead that nothing was attempted.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
-use checkpoint_conformance::harness::bad_input::{BadInput, Call, MoreEntryPoints, Reply};
+use checkpoint_conformance::harness::bad_input::{
+    BadInput, Call, MoreEntryPoints, Reply, bad_lease_input,
+};
 use checkpoint_core::{
-    Argument, Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    Argument, Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore,
 };
 use checkpoint_sqlite::SqliteCheckpointStore;
 use sqlx::sqlite::SqliteConnection;
@@ -102,5 +106,27 @@ async fn invalid_input_is_rejected_before_any_io() {
     assert_eq!(
         error.invalid_input().map(|invalid| invalid.argument),
         Some(Argument::To)
+    );
+}
+
+/// The kit's invalid lease calls (bad names, owners, durations, partitions, through all six
+/// lease operations), on a closed pool: each is refused naming the right argument, so none
+/// reached the pool; a valid lease call does reach it and fails there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_lease_input_is_rejected_before_any_io() {
+    let db = TempDb::new();
+    let store = db.store().await;
+    store.pool().close().await;
+    let refused = bad_lease_input(&store, None)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert!(refused > 0);
+    let error = store
+        .acquire("g", "s", "w", &[0], Duration::from_secs(1))
+        .await
+        .expect_err("pool closed");
+    assert!(
+        matches!(sqlx_source(&error), sqlx::Error::PoolClosed),
+        "{error:?}"
     );
 }

@@ -16,3 +16,9 @@ mod exclusive {
 mod admin {
     checkpoint_conformance::admin_store_tests!(crate::support::store);
 }
+
+/// Every clause of the lease contract, on two clients (two pools, as two processes would have)
+/// of one database file per test.
+mod leases {
+    checkpoint_conformance::lease_store_tests!(crate::support::lease_store);
+}

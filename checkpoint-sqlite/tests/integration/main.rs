@@ -9,6 +9,7 @@ mod bad_input;
 mod batches;
 mod faults;
 mod kit;
+mod round_trips;
 mod support;
 mod transactions;
 

@@ -1,13 +1,15 @@
-//! Several writers on one database file: pools in one process, and real child processes.
+//! Several writers on one database file: pools in one process, and real child processes, saving
+//! checkpoints and racing for leases.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use checkpoint_conformance::error_chain;
-use checkpoint_core::{Checkpoint, CheckpointStore};
+use checkpoint_core::{Checkpoint, CheckpointStore, LeaseStore};
 use checkpoint_sqlite::SqliteCheckpointStore;
 
 use crate::support::TempDb;
@@ -214,4 +216,123 @@ async fn separate_processes_share_one_file() {
         );
     }
     assert_final(&store, PROCESSES).await;
+}
+
+const CHILD_LEASE_DB: &str = "CHECKPOINT_SQLITE_TEST_CHILD_LEASE_DB";
+const CHILD_LEASE_OWNER: &str = "CHECKPOINT_SQLITE_TEST_CHILD_LEASE_OWNER";
+/// Partitions raced for, one acquire each, in turn.
+const RACED: u32 = 20;
+
+/// Acquires each raced partition in turn as `owner`; returns those it won, checking that each
+/// call either grants the partition or refuses it.
+async fn race_for_partitions(store: &SqliteCheckpointStore, owner: &str) -> Vec<u32> {
+    let mut won = Vec::new();
+    for partition in 0..RACED {
+        let acquired = store
+            .acquire("g", "s", owner, &[partition], Duration::from_secs(60))
+            .await
+            .unwrap_or_else(|error| panic!("{owner} acquire: {}", error_chain(&error)));
+        if acquired.refused == [partition] {
+            continue;
+        }
+        assert!(acquired.refused.is_empty(), "{owner}: {acquired:?}");
+        let lease = acquired
+            .granted
+            .iter()
+            .find(|lease| lease.partition == partition)
+            .unwrap_or_else(|| panic!("{owner}: neither granted nor refused: {acquired:?}"));
+        assert_eq!(lease.epoch, 1, "{owner}: a second grant of {partition}");
+        won.push(partition);
+    }
+    won
+}
+
+/// One lease racer. Run on its own, it races alone on a database of its own and wins every
+/// partition; [`processes_race_for_leases`] runs it as a child process on a shared file,
+/// printing the partitions it won.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_lease_racer() {
+    match (
+        std::env::var_os(CHILD_LEASE_DB),
+        std::env::var(CHILD_LEASE_OWNER),
+    ) {
+        (Some(path), Ok(owner)) => {
+            let store = open_shared(Path::new(&path)).await;
+            for partition in race_for_partitions(&store, &owner).await {
+                // On a line of its own: libtest may have begun one ("test ... ").
+                println!("\nwon {partition}");
+            }
+        }
+        _ => {
+            let db = TempDb::new();
+            let store = db.store().await;
+            let won = race_for_partitions(&store, "alone").await;
+            assert_eq!(won, (0..RACED).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// Real separate processes racing for the same partitions of one file (two children and this
+/// process, each acquiring partition after partition as its own owner): every partition goes
+/// to exactly one of them, under epoch 1, and the lease table agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_race_for_leases() {
+    let db = TempDb::new();
+    let path: PathBuf = db.path().to_owned();
+    let exe = std::env::current_exe().expect("the test binary");
+    let children: Vec<_> = (1..=2)
+        .map(|child| {
+            Command::new(&exe)
+                .args([
+                    "--exact",
+                    "processes::child_lease_racer",
+                    "--test-threads",
+                    "1",
+                    "--nocapture",
+                ])
+                .env(CHILD_LEASE_DB, &path)
+                .env(CHILD_LEASE_OWNER, format!("child-{child}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn a child process")
+        })
+        .collect();
+    let store = open_shared(&path).await;
+    let mut winners: HashMap<u32, Vec<String>> = HashMap::new();
+    for partition in race_for_partitions(&store, "parent").await {
+        winners.entry(partition).or_default().push("parent".into());
+    }
+    for (index, child) in children.into_iter().enumerate() {
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("join")
+            .expect("wait for a child");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "a child racer failed ({}):\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr),
+        );
+        for partition in stdout.lines().filter_map(|line| line.strip_prefix("won ")) {
+            let partition: u32 = partition.trim().parse().expect("a partition");
+            winners
+                .entry(partition)
+                .or_default()
+                .push(format!("child-{}", index + 1));
+        }
+    }
+    let table = store.leases("g", "s").await.expect("leases");
+    assert_eq!(table.leases.len(), RACED as usize);
+    for lease in &table.leases {
+        assert_eq!(
+            winners.get(&lease.partition).map(Vec::as_slice),
+            Some([lease.owner.clone()].as_slice()),
+            "partition {}: one winner, the holder",
+            lease.partition
+        );
+        assert_eq!(lease.epoch, 1);
+    }
+    assert_eq!(winners.len(), RACED as usize);
 }

@@ -1,6 +1,10 @@
 //! Table names: validated, quoted, and independent of each other.
 
-use checkpoint_core::{Argument, CheckpointAdmin, CheckpointStore, Error, InvalidReason};
+use std::time::Duration;
+
+use checkpoint_core::{
+    Argument, CheckpointAdmin, CheckpointStore, Error, InvalidReason, LeaseStore,
+};
 use checkpoint_sqlite::SqliteCheckpointStore;
 
 use crate::support::TempDb;
@@ -63,13 +67,17 @@ async fn custom_tables_are_separate_and_keywords_work() {
             .fetch_all(default.pool())
             .await
             .expect("tables");
-    // Each with its tombstone table.
+    // Each with its tombstone table and its two lease tables.
     assert_eq!(
         tables,
         [
             "checkpoints",
+            "checkpoints_lease_owners",
+            "checkpoints_leases",
             "checkpoints_retired",
             "order",
+            "order_lease_owners",
+            "order_leases",
             "order_retired"
         ]
     );
@@ -77,4 +85,53 @@ async fn custom_tables_are_separate_and_keywords_work() {
     assert_eq!(default.load("g", "s", 0).await.expect("load"), None);
     assert_eq!(order.load("g", "s", 0).await.expect("load"), Some(20));
     assert!(order.retired("g").await.expect("retired").is_empty());
+}
+
+/// A file made by the version before leases (the checkpoint table and its tombstone table
+/// only) gets the lease tables from the next `migrate`, its checkpoints and tombstones kept;
+/// and `migrate` stays idempotent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_adds_the_lease_tables_to_an_older_file() {
+    let db = TempDb::new();
+    let store = SqliteCheckpointStore::open(db.path()).await.expect("open");
+    // The schema of the previous version, as it created it.
+    for statement in [
+        "CREATE TABLE \"checkpoints\" (group_name TEXT NOT NULL, subscription TEXT NOT NULL, \
+         partition_id INTEGER NOT NULL, position INTEGER NOT NULL, query_fingerprint BLOB NULL, \
+         updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), \
+         PRIMARY KEY (group_name, subscription, partition_id)) WITHOUT ROWID",
+        "CREATE TABLE \"checkpoints_retired\" (group_name TEXT NOT NULL, subscription TEXT NOT NULL, \
+         retired_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), \
+         PRIMARY KEY (group_name, subscription)) WITHOUT ROWID",
+        "INSERT INTO \"checkpoints\" (group_name, subscription, partition_id, position) \
+         VALUES ('g', 's', 0, 42)",
+        "INSERT INTO \"checkpoints_retired\" (group_name, subscription) VALUES ('g', 'old')",
+    ] {
+        sqlx::query(statement)
+            .execute(store.pool())
+            .await
+            .expect("the previous version's schema");
+    }
+    let error = store
+        .acquire("g", "s", "w", &[0], Duration::from_secs(5))
+        .await
+        .expect_err("no lease table before migrate");
+    assert!(!error.is_retryable(), "{error:?}");
+
+    store.migrate().await.expect("migrate");
+    store.migrate().await.expect("migrate is idempotent");
+    assert_eq!(store.load("g", "s", 0).await.expect("load"), Some(42));
+    assert_eq!(store.retired("g").await.expect("retired"), ["old"]);
+    let acquired = store
+        .acquire("g", "s", "w", &[0], Duration::from_secs(5))
+        .await
+        .expect("acquire after migrate");
+    assert_eq!(acquired.granted.len(), 1);
+    assert_eq!(acquired.granted[0].epoch, 1);
+    assert!(matches!(
+        store
+            .acquire("g", "old", "w", &[0], Duration::from_secs(5))
+            .await,
+        Err(Error::Retired { .. })
+    ));
 }
