@@ -2,8 +2,9 @@
 //! on a single server or a Redis Cluster.
 //!
 //! [`RedisCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
-//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) and the operations
-//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) on redis-rs (async, tokio), over
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), the operations
+//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and partition leases
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)) on redis-rs (async, tokio), over
 //! a [`ConnectionManager`](redis::aio::ConnectionManager) for one server, a
 //! [`ClusterConnection`](redis::cluster_async::ClusterConnection) for a cluster
 //! ([`RedisClusterCheckpointStore`]), or any clonable async connection of yours.
@@ -98,6 +99,7 @@
 //! | `start_at`, `retire`, `purge` | `start_at.lua`, `retire.lua`, `purge.lua` | 1 |
 //! | `retired` | `SMEMBERS` of the retired set | 1 |
 //! | `save_all` | `save_all.lua` per [`SAVE_ALL_CHUNK`] distinct keys, in one pipeline | one wait |
+//! | every lease operation | its script (see [Leases](#leases)) | 1 |
 //!
 //! - The tombstone check adds none: a save, `save_all` or `claim` under a retired name is 1.
 //!   Nor does [`with_replica_ack`](RedisCheckpointStore::with_replica_ack): each write's `WAIT`
@@ -120,6 +122,60 @@
 //! - After the server lost its script cache (a restart, a failover, `SCRIPT FLUSH`) the first
 //!   call sends the script's source (`EVAL`, in a second pipeline for `save_all`): one more
 //!   round trip, once (behind the delaying proxy, a `save_all` then takes two answers' time).
+//!
+//! # Leases
+//!
+//! [`LeaseStore`](checkpoint_core::LeaseStore): which worker owns a partition of a
+//! subscription, for how long, under which epoch. Three keys per subscription, each with the
+//! group's hash tag, so in the slot of the group's retired set, which `acquire` and `renew`
+//! check inside their script:
+//!
+//! | key | type | content |
+//! | --- | --- | --- |
+//! | `<prefix>:{<escaped group>}:leases:<subscription>` | hash | field `<partition>`, value `<epoch>\0<expiry>\0<owner>\0<requester>` |
+//! | `<prefix>:{<escaped group>}:owners:<subscription>` | hash | field `<owner>`, value `<expiry>` (the heartbeat) |
+//! | `<prefix>:{<escaped group>}:held:<subscription>` | sorted set | member `<owner>\0<partition>`, score 0: the held index |
+//!
+//! - Expiries are milliseconds of the **server's clock**: each script reads `TIME` when it
+//!   runs and nothing else decides expiry (no client clock is sent). A duration is rounded up
+//!   to whole milliseconds. Redis 7 replicates a script's effects, not the script, so `TIME`
+//!   is allowed in a writing script, on a single server and on a cluster, and a replica gets
+//!   the absolute expiries.
+//! - Owners and requesters hold no NUL (names never do), so NUL separates the parts of a
+//!   value and of an index member; an empty owner is a free lease, an empty requester none. A
+//!   released or expired lease keeps its field and its epoch, so an epoch is never handed out
+//!   twice; `purge` of a retired subscription removes the three keys in its own script.
+//! - The held index makes `renew` cost the owner's leases, not the subscription's:
+//!   `ZRANGEBYLEX [<owner>\0 (<owner>\1` reads exactly the owner's members in O(log N + M).
+//!   A grant moves the member from the last owner to the new one.
+//! - `leases` deletes the heartbeats that expired as it reads them, so owners that never come
+//!   back do not pile up; nothing observable changes (`renew` refuses an absent heartbeat as it
+//!   refuses an expired one). A group with leases and no checkpoint is not in `groups`.
+//! - A stored value that is not a lease or a heartbeat is a non-retryable `Error::Backend`
+//!   whose source is a [`checkpoint_core::UnexpectedValue`], and the script that found it
+//!   changed nothing (every script reads before it writes).
+//!
+//! Each operation is **one script call, one round trip** (counted by the tests), with the
+//! store's [`with_replica_ack`](RedisCheckpointStore::with_replica_ack) `WAIT` in the same
+//! pipeline for the writes (all but `leases`):
+//!
+//! | operation | script | work on the server |
+//! | --- | --- | --- |
+//! | `acquire` | `acquire.lua` | O(partitions asked + leases the owner holds) |
+//! | `renew` | `renew.lua` | O(leases the owner holds), 1 and 100 both one round trip |
+//! | `release`, `request_handover` | `release.lua`, `request_handover.lua` | O(partitions named) |
+//! | `leave` | `leave.lua` | O(leases the owner holds) |
+//! | `leases` | `leases.lua` | O(leases + owners of the subscription) |
+//!
+//! **Failover.** Replication is asynchronous for leases as for checkpoints: a failover can
+//! lose an acquisition the old master acknowledged, and the lease's next owner then gets an
+//! epoch that was handed out already, so a fencing sink cannot tell the two owners apart.
+//! The failover tests measured it (writers acquiring and releasing a lease in a loop, the
+//! master SIGKILLed): a plain crash lost none, but with the replica cut off 50 ms before the
+//! crash every writer's last acknowledged acquisition was lost, hundreds of epochs handed out
+//! twice. With `with_replica_ack(1, …)` and one replica per primary an acquisition returns
+//! `Ok` only once the replica has it, and the same failovers lost none (asserted). Use it
+//! where the epoch fences anything that matters.
 //!
 //! # Exclusive checkpoints and the caller's transaction
 //!
@@ -217,9 +273,10 @@
 //! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.connect`, ...) with the field
 //! `backend = "redis"` and only these others, where the operation has them: the names
 //! `group`, `subscription`, `partition`; the sizes `batch_size` (`save_all`), `partitions`
-//! (`start_at`), `writes` (`advance_in`); what the call found (`found`, `moved`, `chunks`,
-//! `deleted`); and for `connect` the `endpoint`, host and port only. No position, fingerprint,
-//! URL or password is ever a field.
+//! (`start_at`, and the lease operations that take partitions), `writes` (`advance_in`);
+//! what the call found (`found`, `moved`, `chunks`, `deleted`, and for leases `granted`,
+//! `refused`, `released`, `marked`, `owners`); and for `connect` the `endpoint`, host and
+//! port only. No position, fingerprint, owner, requester, URL or password is ever a field.
 //!
 //! # Security
 //!
@@ -252,7 +309,7 @@
 //!   the rules of a user limited to the store's prefix and commands; for the default prefix:
 //!
 //!   ```text
-//!   ACL SETUSER checkpoints on >password resetkeys ~checkpoint:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan +sismember +sadd +srem +hdel +smembers +scan +cluster|slots
+//!   ACL SETUSER checkpoints on >password resetkeys ~checkpoint:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +time +hgetall +zadd +zrem +zrangebylex +zremrangebylex
 //!   ```
 //!
 //!   Add `+wait` for `with_replica_ack`, a key pattern for the keys `advance_in` writes
@@ -273,6 +330,7 @@ mod connect;
 mod connection;
 mod error;
 mod layout;
+mod lease;
 mod requests;
 mod store;
 mod transaction;

@@ -131,8 +131,8 @@ impl<C> RedisCheckpointStore<C> {
         self
     }
 
-    /// Makes every write (`save`, `save_all`, `claim`, `advance`, and the operations API's
-    /// `start_at`, `retire` and `purge`) wait until `replicas` replicas of the primary that
+    /// Makes every write (`save`, `save_all`, `claim`, `advance`, the operations API's
+    /// `start_at`, `retire` and `purge`, and the lease operations but `leases`) wait until `replicas` replicas of the primary that
     /// applied it have it: `WAIT replicas timeout` goes in the
     /// same pipeline as the write (`[EVALSHA …, WAIT …]`), to the same primary on the same
     /// connection, at no extra round trip. When fewer replicas acknowledged within `timeout`,

@@ -86,17 +86,21 @@ pub(crate) async fn start_at<C: ConnectionLike>(
 }
 
 /// `purge.lua` (with `ack`'s `WAIT` in the same pipeline): `Ok` when the name was retired (now
-/// purged) or had nothing, [`Error::NotRetired`] when it has live checkpoints.
+/// purged, its leases and heartbeats deleted with it) or had nothing, [`Error::NotRetired`] when it has live checkpoints.
 pub(crate) async fn purge<C: ConnectionLike>(
     connection: &mut C,
     (group, key): (&str, &str),
     subscription: &str,
     ack: Option<ReplicaAck>,
 ) -> Result<(), Error> {
+    let leases = layout::lease_keys(key, subscription);
     let (reply, acknowledged): (Vec<String>, _) = PURGE
         .call()
         .key(key)
-        .key(layout::retired_key(key))
+        .key(leases.retired)
+        .key(leases.leases)
+        .key(leases.owners)
+        .key(leases.held)
         .arg(subscription)
         .invoke_acknowledged(connection, ack)
         .await

@@ -5,6 +5,8 @@
 //!
 //! - [`checkpoints`]: the hot path, `load`, `list`, `save`, `save_all`, `claim`, `advance`.
 //! - [`admin`]: the operations API's writes and `retired`.
+//! - [`lease`]: the lease scripts, `acquire`, `renew`, `release`, `leave`, `leases`,
+//!   `request_handover`.
 //! - [`groups`](mod@groups): the `SCAN` of the store's keys, on every master of a cluster.
 //! - [`scripts`]: how a Lua script of `lua/` runs: `EVALSHA`, `EVAL` of its source when the
 //!   server lost its script cache, several calls pipelined, and the replica acknowledgement's
@@ -15,11 +17,13 @@
 mod admin;
 mod checkpoints;
 mod groups;
+mod lease;
 mod scripts;
 
 pub(crate) use admin::{purge, retire, retired_names, start_at};
 pub(crate) use checkpoints::{SAVE_SCRIPT, advance, claim, list, load, save, save_all};
 pub(crate) use groups::groups;
+pub(crate) use lease::{LeaseNames, acquire, leases, leave, release, renew, request_handover};
 pub(crate) use scripts::ReplicaAck;
 
 /// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
@@ -29,7 +33,11 @@ pub(crate) use scripts::ReplicaAck;
 /// Then those of the tombstones and of the operations API ([`admin`]): `SISMEMBER`, which every
 /// writing script calls; `SADD`, `HDEL` and `SREM`, which the operator's scripts call;
 /// `SMEMBERS` for `retired`; `SCAN` and, on a cluster, `CLUSTER SLOTS` for `groups`.
-pub(crate) const COMMAND_RULES: [&str; 13] = [
+///
+/// Then those the lease scripts call beyond these: `TIME` (the server's clock), `HGETALL`,
+/// `ZADD`, `ZREM`, `ZRANGEBYLEX` and `ZREMRANGEBYLEX` (`purge` clears the lease keys with
+/// these and `HDEL`, without `DEL`).
+pub(crate) const COMMAND_RULES: [&str; 19] = [
     "+evalsha",
     "+eval",
     "+hget",
@@ -43,6 +51,12 @@ pub(crate) const COMMAND_RULES: [&str; 13] = [
     "+smembers",
     "+scan",
     "+cluster|slots",
+    "+time",
+    "+hgetall",
+    "+zadd",
+    "+zrem",
+    "+zrangebylex",
+    "+zremrangebylex",
 ];
 /// The ACL rule for the `WAIT` of a [`ReplicaAck`].
 pub(crate) const WAIT_RULE: &str = "+wait";

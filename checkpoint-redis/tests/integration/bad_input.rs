@@ -2,7 +2,8 @@
 //! counted on the wire by the kit's bad-input driver (with `advance_in`, and `group_key` and
 //! `hash_tag`, which send nothing). Invalid ones are refused with the invalid-input error before
 //! any request leaves the process; valid ones round-trip exactly. Names that look like SQL,
-//! Lua, RESP or key syntax are stored verbatim.
+//! Lua, RESP or key syntax are stored verbatim. The lease operations' invalid inputs go
+//! through the kit's lease driver, counted the same way.
 
 use async_trait::async_trait;
 use checkpoint_conformance::fresh_group;
@@ -265,4 +266,25 @@ async fn names_that_look_like_code_or_key_syntax_are_stored_verbatim() {
         store.load(&first, names[0], 0).await.expect("load"),
         Some(1 << 53)
     );
+}
+
+/// Every invalid lease call of the kit, through all six operations, is refused with the
+/// invalid-input error naming the argument, and none sends a request (counted on the wire).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_lease_inputs_are_refused_with_no_request() {
+    use checkpoint_conformance::harness::bad_input::bad_lease_input;
+    use checkpoint_core::LeaseStore;
+
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("redis-bad-lease");
+    // Warm-up: the connection set up.
+    store
+        .acquire(&group, "warm", "w", &[0], std::time::Duration::from_secs(1))
+        .await
+        .expect("acquire");
+    let refused = bad_lease_input(&store, Some(&proxy))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert!(refused > 0, "no invalid lease call was tried");
+    eprintln!("invalid lease calls refused with no request: {refused}");
 }

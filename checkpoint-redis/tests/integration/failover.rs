@@ -11,6 +11,8 @@
 //! - The kit's concurrent histories (owners and zombies) across a failover each, with
 //!   `with_replica_ack(1, …)`: the history checker must find nothing acknowledged lost and
 //!   nothing moved back, and every error must be retryable.
+//! - The same measurement for leases ([`leases`]): whether a failover loses an acquisition the
+//!   old master acknowledged, so that a second owner gets an epoch that is not higher.
 //! - The acknowledgement is the key's shard's: with one shard's replica paused, writes to that
 //!   shard are refused and writes to the others acknowledged.
 //!
@@ -30,6 +32,7 @@
 //! the pipeline to the node of the script's key and redirects or retries it whole, so the
 //! write and its `WAIT` always meet the same node.
 
+mod leases;
 mod own_cluster;
 
 use std::sync::Arc;

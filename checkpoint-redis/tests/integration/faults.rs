@@ -5,11 +5,13 @@
 //! works again afterwards.
 //!
 //! On the single server: a hanging server times out, too few replica acknowledgements, a
-//! killed connection. On the single server and on the cluster (`single::`, `cluster::`): a
-//! server that lost its script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a
-//! group holding data no store writes. On both too, each with tests of its own: a black hole
+//! killed connection; leases held across a killed connection, a clean restart and a crash. On
+//! the single server and on the cluster (`single::`, `cluster::`): a server that lost its
+//! script cache (`SCRIPT FLUSH`, as after a restart or a failover), and a group holding data no
+//! store writes, each also for leases. On both too, each with tests of its own: a black hole
 //! (the kit's `BlackHoleProxy` in front of the server, or of every cluster node): every call
-//! times out, and the store works again soon after the network does.
+//! times out, and the store works again soon after the network does; and a lease holder
+//! behind the black hole stops before another owner is granted its leases.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,8 +22,8 @@ use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
 use checkpoint_core::{
-    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
-    UnexpectedValue,
+    Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore,
+    Operation, UnexpectedValue,
 };
 use checkpoint_redis::{RedisCheckpointStore, RedisClusterCheckpointStore, ReplicaAckError};
 use redis::cluster::{ClusterClientBuilder, NodeAddress};
@@ -34,6 +36,8 @@ use crate::support::{
 crate::on_single_and_cluster!(
     scripts_are_reloaded_after_script_flush
     foreign_data_in_a_group_is_an_error
+    lease_scripts_are_reloaded_after_script_flush
+    foreign_data_in_the_leases_is_an_error
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -738,4 +742,253 @@ async fn a_black_hole_in_front_of_every_cluster_node_times_out_every_call_and_th
         "cluster of {} nodes, black hole: {report:?}; connections relayed per node {relayed:?}",
         nodes.len()
     );
+}
+
+/// The lease of a test: a minute, so that no fault test waits for an expiry.
+const LEASE: Duration = Duration::from_secs(60);
+
+/// The owner and epoch of each live lease of (group, "s").
+async fn holders<C: Conn>(store: &RedisCheckpointStore<C>, group: &str) -> Vec<(u32, String, u64)> {
+    let table = store.leases(group, "s").await.expect("leases");
+    table
+        .leases
+        .into_iter()
+        .map(|lease| (lease.partition, lease.owner, lease.epoch))
+        .collect()
+}
+
+/// Retries `call` on retryable errors (a reconnect under way) for up to 5 s.
+async fn retried<T, F, Fut>(mut call: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    let started = Instant::now();
+    loop {
+        match call().await {
+            Ok(value) => return value,
+            Err(error) if error.is_retryable() && started.elapsed() < Duration::from_secs(5) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{error:?}"),
+        }
+    }
+}
+
+/// A lease acquired before the store's connection is killed is still held, by the same owner
+/// under the same epoch, after the reconnect; renew works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_survive_a_killed_connection() {
+    let store = single_store().await;
+    let group = fresh_group("redis-lease-killed");
+    let acquired = store
+        .acquire(&group, "s", "a", &[0, 1], LEASE)
+        .await
+        .expect("acquire");
+    let before = holders(&store, &group).await;
+    let mut connection = store.connection().clone();
+    let id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut connection)
+        .await
+        .expect("CLIENT ID");
+    let client = redis::Client::open(single_url().await).expect("REDIS_URL");
+    let mut killer = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connecting");
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query_async(&mut killer)
+        .await
+        .expect("CLIENT KILL");
+    assert_eq!(killed, 1);
+    if let Err(error) = store.renew(&group, "s", "a", LEASE).await {
+        assert!(error.is_retryable(), "{error:?}");
+    }
+    let renewed = retried(|| store.renew(&group, "s", "a", LEASE)).await;
+    assert_eq!(renewed, acquired.granted);
+    assert_eq!(holders(&store, &group).await, before);
+    let other = store
+        .acquire(&group, "s", "b", &[0], LEASE)
+        .await
+        .expect("acquire");
+    assert_eq!(other.refused, vec![0], "the lease is still held");
+}
+
+/// Leases acquired before a clean restart and before a crash (SIGKILL) of a server with the
+/// persistence the crate doc recommends are still held after it, by the same owner under the
+/// same epoch, and renew works: the expiry is the server's clock, which a restart does not
+/// move back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_survive_a_restart_and_a_crash() {
+    let mut server = OwnRedis::start(DURABLE).await;
+    let store = RedisCheckpointStore::connect(&server.url())
+        .await
+        .expect("connecting to the test's own server");
+    let group = fresh_group("redis-lease-restart");
+    for (round, signal) in ["TERM", "KILL"].into_iter().enumerate() {
+        let partition = u32::try_from(round).expect("two rounds");
+        store
+            .acquire(&group, "s", "a", &[partition], LEASE)
+            .await
+            .expect("acquire");
+        let before = holders(&store, &group).await;
+        server.stop(signal).await;
+        server.restart().await;
+        let table = retried(|| store.leases(&group, "s")).await;
+        let after: Vec<(u32, String, u64)> = table
+            .leases
+            .into_iter()
+            .map(|lease| (lease.partition, lease.owner, lease.epoch))
+            .collect();
+        assert_eq!(after, before, "{signal}");
+        let renewed = retried(|| store.renew(&group, "s", "a", LEASE)).await;
+        assert_eq!(renewed.len(), before.len(), "{signal}");
+        let other = store
+            .acquire(&group, "s", "b", &[partition], LEASE)
+            .await
+            .expect("acquire");
+        assert_eq!(
+            other.refused,
+            vec![partition],
+            "{signal}: the lease is still held"
+        );
+    }
+}
+
+async fn lease_scripts_are_reloaded_after_script_flush<C: Conn>(store: &RedisCheckpointStore<C>) {
+    let group = fresh_group("redis-lease-flush");
+    script_flush(store).await;
+    let acquired = store
+        .acquire(&group, "s", "a", &[0, 1, 2], LEASE)
+        .await
+        .expect("acquire after the flush");
+    assert_eq!(acquired.granted.len(), 3);
+    script_flush(store).await;
+    assert_eq!(
+        store
+            .renew(&group, "s", "a", LEASE)
+            .await
+            .expect("renew after the flush"),
+        acquired.granted
+    );
+    script_flush(store).await;
+    store
+        .request_handover(&group, "s", "b", &[0])
+        .await
+        .expect("request_handover after the flush");
+    script_flush(store).await;
+    let released = store
+        .release(&group, "s", "a", &[0])
+        .await
+        .expect("release after the flush");
+    assert_eq!(released.released, vec![0]);
+    script_flush(store).await;
+    assert_eq!(
+        store
+            .leases(&group, "s")
+            .await
+            .expect("leases after the flush")
+            .leases
+            .len(),
+        2
+    );
+    script_flush(store).await;
+    assert_eq!(
+        store
+            .leave(&group, "s", "a")
+            .await
+            .expect("leave after the flush"),
+        vec![1, 2]
+    );
+}
+
+async fn foreign_data_in_the_leases_is_an_error<C: Conn>(store: &RedisCheckpointStore<C>) {
+    let group = fresh_group("redis-lease-foreign");
+    store
+        .acquire(&group, "s", "a", &[0], LEASE)
+        .await
+        .expect("acquire");
+    let key = format!(
+        "{}:leases:s",
+        store.group_key(&group).expect("a valid group")
+    );
+    let mut connection = store.connection().clone();
+    let () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("1")
+        .arg("not a lease")
+        .query_async(&mut connection)
+        .await
+        .expect("HSET");
+    for error in [
+        store
+            .leases(&group, "s")
+            .await
+            .expect_err("leases over a corrupt value"),
+        store
+            .acquire(&group, "s", "a", &[1], LEASE)
+            .await
+            .expect_err("acquire of a corrupt lease"),
+        store
+            .release(&group, "s", "a", &[1])
+            .await
+            .expect_err("release of a corrupt lease"),
+    ] {
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    retryable: false,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let source = std::error::Error::source(&error).expect("a source");
+        assert!(
+            source.downcast_ref::<UnexpectedValue>().is_some(),
+            "{error:?}"
+        );
+    }
+    // Nothing was written by the refused calls: the corrupt value is as it was, and the lease
+    // of partition 0 too.
+    let raw: Option<String> = redis::cmd("HGET")
+        .arg(&key)
+        .arg("1")
+        .query_async(&mut connection)
+        .await
+        .expect("HGET");
+    assert_eq!(raw.as_deref(), Some("not a lease"));
+    let renewed = store
+        .renew(&group, "s", "a", LEASE)
+        .await
+        .expect("renew of partition 0");
+    assert_eq!(renewed.len(), 1);
+}
+
+/// A lease holder cut off by a black hole (the kit's proxy between it and the server) fails
+/// every renew within its timeout, and another owner (a direct client) is granted its leases
+/// only after the holder's local deadline: the server's clock expired them, no later than the
+/// holder had stopped treating them as held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_lease_holder_stops_before_another_owner_takes_over() {
+    use checkpoint_conformance::harness::lease_faults::black_holed_holder_stops_first;
+
+    let proxy = BlackHoleProxy::start(single_addr().await)
+        .await
+        .expect("starting a proxy");
+    let holder = RedisCheckpointStore::connect(&format!("redis://{}", proxy.local_addr()))
+        .await
+        .expect("connecting through the proxy")
+        .with_timeout(Duration::from_millis(200))
+        .expect("a valid timeout");
+    let taker = single_store().await;
+    let measured = black_holed_holder_stops_first(&holder, &taker, &proxy, Duration::from_secs(2))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!("black-holed lease holder: {measured:?}");
 }

@@ -1,6 +1,6 @@
 //! The conformance kit over this store, against one Redis server (`single`) and against a
-//! Redis Cluster (`cluster`): every clause of the contract and of the operations API, one test
-//! each.
+//! Redis Cluster (`cluster`): every clause of the contract, of the operations API and of leases,
+//! one test each.
 
 /// Everything against one Redis server.
 mod single {
@@ -12,6 +12,9 @@ mod single {
     }
     mod admin {
         checkpoint_conformance::admin_store_tests!(crate::support::single_store);
+    }
+    mod leases {
+        checkpoint_conformance::lease_store_tests!(crate::support::single_store);
     }
 }
 
@@ -25,5 +28,8 @@ mod cluster {
     }
     mod admin {
         checkpoint_conformance::admin_store_tests!(crate::support::cluster_store);
+    }
+    mod leases {
+        checkpoint_conformance::lease_store_tests!(crate::support::cluster_store);
     }
 }

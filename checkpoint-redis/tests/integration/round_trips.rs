@@ -173,3 +173,128 @@ async fn save_all_of_ten_chunks_waits_for_one_response_time() {
     expected.sort();
     assert_eq!(listed, expected);
 }
+
+/// Round trips of every lease operation, counted on the wire after a warm-up, as the crate
+/// doc's "Leases" section states: one script call each, whatever the number of leases the
+/// owner holds (renew of 1 and of 100).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_per_lease_operation() {
+    use checkpoint_core::LeaseStore;
+
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("redis-lease-round-trips");
+    let duration = Duration::from_secs(30);
+    let hundred: Vec<u32> = (100..200).collect();
+
+    // Warm-up: every script once, so the server has it cached (EVALSHA hits).
+    store
+        .acquire(&group, "warm", "w", &[0], duration)
+        .await
+        .expect("acquire");
+    store
+        .renew(&group, "warm", "w", duration)
+        .await
+        .expect("renew");
+    store
+        .request_handover(&group, "warm", "x", &[0])
+        .await
+        .expect("request_handover");
+    store
+        .release(&group, "warm", "w", &[0])
+        .await
+        .expect("release");
+    store.leave(&group, "warm", "w").await.expect("leave");
+    store.leases(&group, "warm").await.expect("leases");
+
+    let mut measured = Vec::new();
+    macro_rules! count {
+        ($name:literal, $operation:expr) => {{
+            proxy.reset();
+            let result = $operation.await.expect($name);
+            let round_trips = proxy.round_trips();
+            measured.push(($name, round_trips));
+            assert_eq!(round_trips, 1, "round trips of {}", $name);
+            result
+        }};
+    }
+    let acquired = count!(
+        "acquire of 3",
+        store.acquire(&group, "s", "a", &[0, 1, 2], duration)
+    );
+    assert_eq!(acquired.granted.len(), 3);
+    count!(
+        "acquire of 100",
+        store.acquire(&group, "s", "b", &hundred, duration)
+    );
+    count!(
+        "acquire, joining",
+        store.acquire(&group, "s", "c", &[], duration)
+    );
+    store
+        .release(&group, "s", "a", &[1, 2])
+        .await
+        .expect("release");
+    let one = count!("renew of 1", store.renew(&group, "s", "a", duration));
+    assert_eq!(one.len(), 1);
+    let many = count!("renew of 100", store.renew(&group, "s", "b", duration));
+    assert_eq!(many.len(), 100);
+    count!(
+        "request_handover",
+        store.request_handover(&group, "s", "c", &[0, 100])
+    );
+    let released = count!("release", store.release(&group, "s", "b", &[100, 101, 5]));
+    assert_eq!(released.released, vec![100, 101]);
+    count!("leases", store.leases(&group, "s"));
+    let left = count!("leave", store.leave(&group, "s", "b"));
+    assert_eq!(left.len(), 98);
+
+    eprintln!("round trips per lease operation: {measured:?}");
+}
+
+/// With a replica acknowledgement, each lease write carries its `WAIT` in the same pipeline:
+/// still one round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_writes_with_replica_ack_are_one_round_trip() {
+    use checkpoint_core::LeaseStore;
+
+    let (store, proxy) = counted_store().await;
+    let store = store.with_replica_ack(0, Duration::from_millis(100));
+    let group = fresh_group("redis-lease-round-trips-wait");
+    let duration = Duration::from_secs(30);
+    // Warm-up: the scripts cached.
+    store
+        .acquire(&group, "warm", "w", &[0], duration)
+        .await
+        .expect("acquire");
+    store
+        .renew(&group, "warm", "w", duration)
+        .await
+        .expect("renew");
+    store
+        .request_handover(&group, "warm", "x", &[0])
+        .await
+        .expect("request_handover");
+    store
+        .release(&group, "warm", "w", &[0])
+        .await
+        .expect("release");
+    store.leave(&group, "warm", "w").await.expect("leave");
+    macro_rules! count {
+        ($name:literal, $operation:expr) => {{
+            proxy.reset();
+            $operation.await.expect($name);
+            assert_eq!(proxy.round_trips(), 1, "round trips of {}", $name);
+        }};
+    }
+    count!(
+        "acquire with WAIT",
+        store.acquire(&group, "s", "b", &[7], duration)
+    );
+    count!("renew with WAIT", store.renew(&group, "s", "b", duration));
+    count!(
+        "request_handover with WAIT",
+        store.request_handover(&group, "s", "c", &[7])
+    );
+    count!("release with WAIT", store.release(&group, "s", "b", &[7]));
+    count!("leave with WAIT", store.leave(&group, "s", "b"));
+}

@@ -126,7 +126,8 @@ fn acl_rules_are_the_documented_ones_with_the_prefix_escaped() {
     assert_eq!(
         rules.join(" "),
         "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan \
-         +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +wait",
+         +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +time +hgetall +zadd +zrem \
+         +zrangebylex +zremrangebylex +wait",
         "the rules the crate doc shows"
     );
 }
@@ -183,7 +184,7 @@ async fn an_acl_user_runs_every_operation_without_a_refusal() {
     acl.assert_nothing_refused().await;
 }
 
-/// The whole conformance kit, the operations API's cases included, runs as the limited user
+/// The whole conformance kit, the operations API's and the leases' cases included, runs as the limited user
 /// without a single refusal in the server's ACL log; but for the concurrent histories, which
 /// send the same commands as the cases, many times over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,6 +217,35 @@ async fn an_acl_user_passes_the_conformance_kit_without_a_refusal() {
             panic!("{} under the ACL user: {failure}", case.name);
         }
     }
+    let other = acl.limited_store(ACL_PREFIX).await;
+    macro_rules! lease_cases {
+        ($($case:ident)*) => {$(
+            if let Err(failure) = checkpoint_conformance::cases::$case(&store, &other).await {
+                panic!("{} under the ACL user: {failure}", stringify!($case));
+            }
+        )*};
+    }
+    // Every lease case but the histories (the same commands, many times over).
+    lease_cases!(
+        acquire_grants_free_partitions
+        a_live_lease_is_refused_to_another_owner
+        acquire_of_an_own_live_lease_keeps_its_epoch
+        epochs_increase_with_every_change_of_hands
+        renew_extends_every_lease_of_the_owner
+        renew_without_live_leases_is_not_held
+        renew_after_a_takeover_is_refused
+        release_frees_a_lease_at_once
+        release_by_a_non_holder_changes_nothing
+        leave_releases_everything_and_ends_the_heartbeat
+        an_expired_lease_goes_to_another_owner_after_the_holders_deadline
+        one_clock_decides_expiry
+        leases_lists_every_holder_and_live_owner
+        a_handover_request_reaches_the_holder
+        a_retired_subscription_cannot_be_leased
+        purge_removes_the_leases_of_a_retired_subscription
+        a_lease_never_moves_a_checkpoint
+        concurrent_acquirers_each_partition_goes_to_one
+    );
     acl.assert_nothing_refused().await;
 }
 
