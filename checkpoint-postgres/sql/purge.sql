@@ -1,5 +1,7 @@
 -- $1 group, $2 subscription. Removes the tombstone and, when there was one, whatever the
--- subscription still has in {table} (retire left nothing; this is for rows written by hand).
+-- subscription still has in {table} (retire left nothing; this is for rows written by hand),
+-- and its leases and heartbeats ({leases}, {owners}: retire leaves them, purge starts the
+-- name anew, epochs included).
 -- `retired` says whether there was a tombstone, `live` whether the subscription has
 -- checkpoints (read in the statement's snapshot, before its own delete): without a
 -- tombstone, a live subscription is refused (NotRetired) and nothing was deleted.
@@ -9,6 +11,12 @@ WITH tombstone AS (
     RETURNING 1
 ), leftovers AS (
     DELETE FROM {table}
+    WHERE group_name = $1 AND subscription = $2 AND EXISTS (SELECT 1 FROM tombstone)
+), leases AS (
+    DELETE FROM {leases}
+    WHERE group_name = $1 AND subscription = $2 AND EXISTS (SELECT 1 FROM tombstone)
+), heartbeats AS (
+    DELETE FROM {owners}
     WHERE group_name = $1 AND subscription = $2 AND EXISTS (SELECT 1 FROM tombstone)
 )
 SELECT

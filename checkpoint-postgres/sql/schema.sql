@@ -12,4 +12,21 @@ CREATE TABLE IF NOT EXISTS {retired} (
     subscription TEXT COLLATE "C" NOT NULL,
     retired_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (group_name, subscription)
+);
+CREATE TABLE IF NOT EXISTS {leases} (
+    group_name            TEXT COLLATE "C" NOT NULL,
+    subscription          TEXT COLLATE "C" NOT NULL,
+    partition_id          BIGINT      NOT NULL CHECK (partition_id BETWEEN 0 AND 4294967295),
+    owner                 TEXT COLLATE "C" NULL,
+    epoch                 BIGINT      NOT NULL CHECK (epoch >= 1),
+    expires_at            TIMESTAMPTZ NOT NULL,
+    handover_requested_by TEXT COLLATE "C" NULL,
+    PRIMARY KEY (group_name, subscription, partition_id)
+);
+CREATE TABLE IF NOT EXISTS {owners} (
+    group_name   TEXT COLLATE "C" NOT NULL,
+    subscription TEXT COLLATE "C" NOT NULL,
+    owner        TEXT COLLATE "C" NOT NULL,
+    expires_at   TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (group_name, subscription, owner)
 )

@@ -1,13 +1,15 @@
 //! How a checkpoint is laid out in PostgreSQL: the table name (validated, then quoted, so that
 //! nothing a user passes can change the SQL it is spliced into) and the columns' values
 //! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
-//! the migration that runs it is a request (`requests/migration.rs`).
+//! the migration that runs it is a request (`requests/migration.rs`). The leases live in two
+//! tables beside it, named after it (`<table>_leases`, `<table>_owners`).
 
 use std::fmt;
+use std::time::Duration;
 
-use checkpoint_core::Error;
 use checkpoint_core::settings::malformed;
 use checkpoint_core::stored::SqlColumns;
+use checkpoint_core::{Error, Operation, UnexpectedValue};
 
 use crate::BACKEND;
 
@@ -18,8 +20,18 @@ const MAX_IDENTIFIER_BYTES: usize = 63;
 /// What the tombstone table's name adds to the checkpoint table's (see [`TableName::retired_quoted`]).
 pub(crate) const RETIRED_SUFFIX: &str = "_retired";
 
+/// What the lease table's name adds to the checkpoint table's (see [`TableName::leases_quoted`]).
+pub(crate) const LEASES_SUFFIX: &str = "_leases";
+
+/// What the heartbeat table's name adds to the checkpoint table's (see [`TableName::owners_quoted`]).
+pub(crate) const OWNERS_SUFFIX: &str = "_owners";
+
 /// The longest table part: its tombstone table's name must fit in 63 bytes too.
 const MAX_TABLE_BYTES: usize = MAX_IDENTIFIER_BYTES - RETIRED_SUFFIX.len();
+
+// The lease tables' names fit wherever the tombstone table's does.
+const _: () = assert!(LEASES_SUFFIX.len() <= RETIRED_SUFFIX.len());
+const _: () = assert!(OWNERS_SUFFIX.len() <= RETIRED_SUFFIX.len());
 
 /// What a valid table setting looks like, as the error says it.
 const EXPECTED: &str = "a table name `table` or `schema.table`, each part matching \
@@ -85,9 +97,26 @@ impl TableName {
     /// The tombstone table's name quoted for SQL: the table's own name followed by
     /// `_retired`, in the same schema, for example `"app"."checkpoints_retired"`.
     pub(crate) fn retired_quoted(&self) -> String {
+        self.suffixed_quoted(RETIRED_SUFFIX)
+    }
+
+    /// The lease table's name quoted for SQL: the table's own name followed by `_leases`, in
+    /// the same schema. One row per lease: owner, epoch, expiry, handover request.
+    pub(crate) fn leases_quoted(&self) -> String {
+        self.suffixed_quoted(LEASES_SUFFIX)
+    }
+
+    /// The heartbeat table's name quoted for SQL: the table's own name followed by `_owners`,
+    /// in the same schema. One row per owner of a subscription: when its heartbeat expires.
+    pub(crate) fn owners_quoted(&self) -> String {
+        self.suffixed_quoted(OWNERS_SUFFIX)
+    }
+
+    /// The name of a table beside this one, `suffix` appended, quoted for SQL.
+    fn suffixed_quoted(&self, suffix: &str) -> String {
         match &self.schema {
-            Some(schema) => format!("\"{schema}\".\"{}{RETIRED_SUFFIX}\"", self.table),
-            None => format!("\"{}{RETIRED_SUFFIX}\"", self.table),
+            Some(schema) => format!("\"{schema}\".\"{}{suffix}\"", self.table),
+            None => format!("\"{}{suffix}\"", self.table),
         }
     }
 }
@@ -116,6 +145,33 @@ fn is_identifier(part: &str) -> bool {
 /// ([`checkpoint_core::stored::SqlColumns`]).
 pub(crate) const COLUMNS: SqlColumns = SqlColumns { backend: BACKEND };
 
+/// A lease's duration as the statements take it: whole microseconds (`timestamptz`'s
+/// resolution), rounded down so that a lease never outlives what the caller asked for.
+pub(crate) fn duration_to_db(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// A lease's epoch read back: at least 1 (the first grant's), as every grant writes it.
+pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
+    u64::try_from(value)
+        .ok()
+        .filter(|&epoch| epoch >= 1)
+        .ok_or_else(|| {
+            UnexpectedValue::new("epoch", value.to_string()).into_error(BACKEND, operation)
+        })
+}
+
+/// The time left of a live lease or heartbeat, in microseconds by the server's clock: never
+/// negative, since the statements read only what expires after `now()`.
+pub(crate) fn time_left(operation: Operation, micros: i64) -> Result<Duration, Error> {
+    u64::try_from(micros)
+        .map(Duration::from_micros)
+        .map_err(|_| {
+            UnexpectedValue::new("expires_at", format!("{micros} µs left"))
+                .into_error(BACKEND, operation)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +193,11 @@ mod tests {
             "\"App_1\".\"Check_Points_retired\""
         );
         assert_eq!(plain.retired_quoted(), "\"checkpoints_retired\"");
+        assert_eq!(plain.leases_quoted(), "\"checkpoints_leases\"");
+        assert_eq!(
+            qualified.owners_quoted(),
+            "\"App_1\".\"Check_Points_owners\""
+        );
         assert!(TableName::parse("_t").is_ok());
     }
 

@@ -1,8 +1,9 @@
 //! A PostgreSQL checkpoint store on sqlx: one table, one statement per operation.
 //!
 //! [`PostgresCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
-//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) and
-//! [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin). Every method validates its input
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore),
+//! [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)). Every method validates its input
 //! before any I/O; no operation reads before it writes, so no concurrency loses an update or
 //! moves a checkpoint back.
 //!
@@ -40,6 +41,10 @@
 //! | `purge` | the tombstone and any leftover checkpoints deleted in one statement | 1 |
 //! | `start_at` | a transaction: `BEGIN`, the name's advisory lock, `INSERT ... SELECT` of every partition, `COMMIT` | 4 |
 //! | `retire` | a transaction: `BEGIN`, `lock_timeout` (sent only when the store has a timeout), `LOCK TABLE`, tombstone and `DELETE`, `COMMIT` | 5 |
+//! | `acquire` (any number of partitions) | heartbeat upsert, then one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` free or own of the partitions asked and the leases held, as data-modifying CTEs of one statement | 1 |
+//! | `renew` (any number of leases) | heartbeat and leases `UPDATE`d in one statement | 1 |
+//! | `release`, `leave`, `request_handover` | one `UPDATE` of rows locked in partition order (`leave`: and the heartbeat's `DELETE`) | 1 |
+//! | `leases` | `SELECT` of the live leases `UNION ALL` the live owners | 1 |
 //!
 //! Through a pool, sqlx 0.9 adds one exchange after the call has returned (a `Sync` when the
 //! connection goes back to the pool; the tests count it too), and a pool with sqlx's default
@@ -48,9 +53,10 @@
 //!
 //! # Schema
 //!
-//! [`migrate`](PostgresCheckpointStore::migrate) creates these two tables (`{table}` is the
-//! quoted table name, `"checkpoints"` by default; `{retired}` is the same name followed by
-//! `_retired`, in the same schema), and the schema of a qualified name when it is missing.
+//! [`migrate`](PostgresCheckpointStore::migrate) creates these four tables (`{table}` is the
+//! quoted table name, `"checkpoints"` by default; `{retired}`, `{leases}` and `{owners}` are
+//! the same name followed by `_retired`, `_leases` and `_owners`, in the same schema), and the
+//! schema of a qualified name when it is missing.
 //! [`schema_sql`](PostgresCheckpointStore::schema_sql) prints them for teams that migrate with
 //! their own tools:
 //!
@@ -60,23 +66,28 @@
 //!   `0..=i64::MAX`, as the contract says.
 //! - Names use the `"C"` collation: compared byte by byte, never equal under some locale.
 //! - `query_fingerprint` is `NULL` until the first exclusive claim sets it.
-//! - A table name has at most 55 bytes, so that `{retired}` fits in PostgreSQL's 63.
-//! - When both tables exist, `migrate` creates nothing and needs no privilege beyond those
-//!   below; a table made before the tombstone table existed gets it from the next `migrate`
-//!   by a role that may create tables.
+//! - A table name has at most 55 bytes, so that `{retired}` (and `{leases}`, `{owners}`) fits
+//!   in PostgreSQL's 63.
+//! - When all four tables exist, `migrate` creates nothing and needs no privilege beyond those
+//!   below; a deployment made before the tombstone or the lease tables existed gets the
+//!   missing ones from the next `migrate` by a role that may create tables (its checkpoints
+//!   are untouched).
 //!
 //! ## Privileges
 //!
-//! Services (saves, claims, loads) need `SELECT`, `INSERT`, `UPDATE` on the table, `SELECT` on
-//! the tombstone table and `USAGE` on the schema; they never delete or alter anything.
-//! Operators (`retire`, `purge`, `start_at`) need `DELETE` on both tables and `INSERT` on the
-//! tombstone table; under the services' role `retire` fails with a non-retryable "permission
-//! denied":
+//! Services (saves, claims, loads, leases) need `SELECT`, `INSERT`, `UPDATE` on the table and
+//! the lease table, `SELECT` on the tombstone table, `SELECT`, `INSERT`, `UPDATE`, `DELETE` on
+//! the heartbeat table (`leave` deletes the owner's heartbeat) and `USAGE` on the schema; they
+//! delete nothing else and alter nothing. Operators (`retire`, `purge`, `start_at`) need
+//! `DELETE` on every table (`purge` also removes a retired subscription's leases) and `INSERT`
+//! on the tombstone table; under the services' role `retire` fails with a non-retryable
+//! "permission denied":
 //!
 //! ```sql
-//! GRANT SELECT, INSERT, UPDATE ON checkpoints TO app;
+//! GRANT SELECT, INSERT, UPDATE ON checkpoints, checkpoints_leases TO app;
 //! GRANT SELECT ON checkpoints_retired TO app;
-//! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints TO operator;
+//! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_owners TO app;
+//! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints, checkpoints_leases, checkpoints_owners TO operator;
 //! GRANT SELECT, INSERT, DELETE ON checkpoints_retired TO operator;
 //! ```
 //!
@@ -103,6 +114,39 @@
 //! most one succeeds (they take turns on an advisory lock of the name); a checkpoint a
 //! concurrent save creates first makes it fail with
 //! [`Error::Exists`](checkpoint_core::Error::Exists). Saves never take that lock.
+//!
+//! # Leases
+//!
+//! [`LeaseStore`](checkpoint_core::LeaseStore) keeps partition ownership beside the checkpoints,
+//! in two tables of the schema above: `{leases}`, one row per (group, subscription, partition)
+//! ever leased (its `owner`, `NULL` once released; its `epoch`; `expires_at`; and
+//! `handover_requested_by`), and `{owners}`, one row per owner of a subscription (its
+//! heartbeat's `expires_at`). A released or expired lease keeps its row and its epoch, so an
+//! epoch is never handed out twice; [`purge`](checkpoint_core::CheckpointAdmin::purge) of a
+//! retired subscription deletes its rows of both tables in its one statement.
+//!
+//! - **One clock decides expiry: the server's.** Each operation is one statement, and
+//!   `now()`, the time the server starts it, decides what is live (`expires_at > now()`) and
+//!   when what it grants or renews expires (`now()` + the duration, in whole microseconds,
+//!   rounded down). No client's clock is ever sent or compared; `time_left` in
+//!   [`leases`](checkpoint_core::LeaseStore::leases) is counted by the server's clock too.
+//! - **One statement each** (`sql/acquire.sql`, `renew.sql`, `release.sql`, `leave.sql`,
+//!   `leases.sql`, `request_handover.sql`), one round trip whatever the number of partitions or
+//!   leases (see [Costs](#costs)). `acquire` and `renew` check the tombstone table in the same
+//!   statement and write nothing for a retired subscription
+//!   ([`Error::Retired`](checkpoint_core::Error::Retired)).
+//! - **Concurrent acquirers of one partition**: the grant is
+//!   `INSERT ... ON CONFLICT DO UPDATE ... WHERE` the lease is free, expired or the caller's;
+//!   the row lock serialises them and the `WHERE` is judged on the newest row, so exactly one
+//!   gets it. A partition another owner holds live when the statement starts is not even
+//!   tried. Every lease statement locks the rows it may wait for in partition order (the
+//!   upsert's input is sorted; the `UPDATE`s first lock their rows with
+//!   `SELECT ... ORDER BY partition_id FOR NO KEY UPDATE`), so concurrent lease calls never
+//!   deadlock, whatever partitions they name.
+//! - **Lost connections**: `acquire`, `renew`, `leases` and `request_handover` are idempotent
+//!   and run once more on a live connection, like saves; `release` and `leave` are not (a
+//!   second attempt would report what the first released as not held): they fail with a
+//!   retryable error.
 //!
 //! # When things go wrong
 //!
@@ -141,8 +185,9 @@
 //! Every operation is one `tracing` span at DEBUG named `checkpoint.<operation>`
 //! (`checkpoint.save`, `checkpoint.save_all_in`, `checkpoint.migrate`, ...) with the fields
 //! `backend = "postgres"`, `table`, `group` and `subscription` where the call has them, and
-//! the sizes: `batch_size` and `distinct_keys` (save_all), `partitions` (start_at), `count`
-//! (list, groups, retired). No partition, position or connection option is a field.
+//! the sizes: `batch_size` and `distinct_keys` (save_all), `partitions` (start_at, acquire,
+//! release, request_handover), `count` (list, groups, retired; live leases for `leases`). No
+//! partition, position, owner or connection option is a field.
 //!
 //! # TLS
 //!
@@ -212,6 +257,7 @@
 mod admin;
 mod error;
 mod layout;
+mod lease;
 mod requests;
 mod store;
 mod transaction;

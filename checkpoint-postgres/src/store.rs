@@ -169,8 +169,8 @@ impl PostgresCheckpointStore {
         self.table.to_string()
     }
 
-    /// The DDL that [`migrate`](Self::migrate) runs for this store's table and its tombstone
-    /// table, for teams that apply migrations with their own tooling.
+    /// The DDL that [`migrate`](Self::migrate) runs for this store's table, its tombstone
+    /// table and its two lease tables, for teams that apply migrations with their own tooling.
     pub fn schema_sql(&self) -> String {
         self.requests.schema_sql()
     }
@@ -189,15 +189,16 @@ impl PostgresCheckpointStore {
         self.requests.list_sql()
     }
 
-    /// Creates the checkpoint table and its tombstone table (and their schema, when the name
-    /// has one), each unless it exists.
+    /// Creates the checkpoint table, its tombstone table and its lease tables
+    /// (`<table>_leases`, `<table>_owners`), and their schema when the name has one, each
+    /// unless it exists.
     ///
     /// Safe to call from every process at start-up, at the same time: the migrations of one
-    /// table take turns on a transaction-scoped advisory lock. When both tables exist, nothing
-    /// is created, so a role with only the run-time privileges (see the crate doc) can call
-    /// it too. A deployment made before the tombstone table existed gets it from the next
-    /// `migrate` by a role that may create tables in the schema. An existing table is not
-    /// checked against the schema.
+    /// table take turns on a transaction-scoped advisory lock. When all four tables exist,
+    /// nothing is created, so a role with only the run-time privileges (see the crate doc) can
+    /// call it too. A deployment made before the tombstone or lease tables existed gets them
+    /// from the next `migrate` by a role that may create tables in the schema. An existing
+    /// table is not checked against the schema.
     ///
     /// # Errors
     ///

@@ -1,5 +1,5 @@
-//! The migration: the checkpoint table and its tombstone table (and their schema) created in
-//! one transaction, each only when missing.
+//! The migration: the checkpoint table, its tombstone table and its lease tables (and their
+//! schema) created in one transaction, each only when missing.
 
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
@@ -10,8 +10,8 @@ use crate::error::backend;
 
 impl Requests {
     /// The migration in one transaction on `connection`, under the table's advisory lock so
-    /// that concurrent migrations take turns. Creates nothing when both tables exist, so a
-    /// role without the privilege to create can run it.
+    /// that concurrent migrations take turns. Creates nothing when all four tables exist, so
+    /// a role without the privilege to create can run it.
     pub(crate) async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         let mut transaction = connection.begin().await.map_err(failed)?;
@@ -35,8 +35,8 @@ impl Requests {
         transaction.commit().await.map_err(failed)
     }
 
-    /// Creates the schema when the name has one and it is missing, then both tables (each
-    /// `IF NOT EXISTS`).
+    /// Creates the schema when the name has one and it is missing, then the four tables
+    /// (each `IF NOT EXISTS`).
     async fn create_missing(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         if let (Some(schema), Some(create_schema)) = (&self.schema, &self.create_schema) {
@@ -54,7 +54,7 @@ impl Requests {
                     .map_err(failed)?;
             }
         }
-        // Two statements (the tables), so the simple protocol; no parameters.
+        // Four statements (the tables), so the simple protocol; no parameters.
         sqlx::raw_sql(sql(&self.create_table))
             .execute(&mut *connection)
             .await

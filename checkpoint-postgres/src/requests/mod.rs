@@ -6,17 +6,19 @@
 //!   [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), one statement each;
 //! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
 //!   transactions;
+//! - [`lease`]: [`LeaseStore`](checkpoint_core::LeaseStore)'s statements, one each;
 //! - [`migration`]: the transaction that creates the tables;
 //! - [`pool`]: a connection from the pool for one call, under the store's timeout, and what
 //!   happens to it when the call ends or is abandoned.
 //!
-//! The text lives in `sql/*.sql` with a `{table}` placeholder (`{schema}` in
-//! `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
+//! The text lives in `sql/*.sql` with `{table}`, `{retired}`, `{leases}` and `{owners}`
+//! placeholders (`{schema}` in `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
 //! after [`TableName`] has validated it; every value a call passes is a bind parameter. That is
 //! why wrapping the text in [`sqlx::AssertSqlSafe`] is sound.
 
 mod admin;
 mod hot_path;
+mod lease;
 mod migration;
 mod pool;
 
@@ -53,8 +55,9 @@ pub(crate) struct Requests {
     create_schema: Option<Arc<str>>,
     /// The table as configured (`schema.table`), the key of the migration's advisory lock.
     table: String,
-    /// The table's quoted name, and its tombstone table's, which the migration looks for.
-    quoted: [String; 2],
+    /// The table's quoted name, its tombstone table's and its lease tables', which the
+    /// migration looks for.
+    quoted: [String; 4],
     /// The schema of a schema-qualified table, which the migration creates when missing.
     schema: Option<String>,
     save: Arc<str>,
@@ -69,6 +72,12 @@ pub(crate) struct Requests {
     retire: Arc<str>,
     retired: Arc<str>,
     purge: Arc<str>,
+    acquire: Arc<str>,
+    renew: Arc<str>,
+    release: Arc<str>,
+    leave: Arc<str>,
+    leases: Arc<str>,
+    request_handover: Arc<str>,
 }
 
 impl Requests {
@@ -76,10 +85,14 @@ impl Requests {
     pub(crate) fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let retired = table.retired_quoted();
+        let leases = table.leases_quoted();
+        let owners = table.owners_quoted();
         let render = |template: &str| -> Arc<str> {
             template
                 .replace("{table}", &quoted)
                 .replace("{retired}", &retired)
+                .replace("{leases}", &leases)
+                .replace("{owners}", &owners)
                 .into()
         };
         Self {
@@ -91,7 +104,12 @@ impl Requests {
                     .into()
             }),
             table: table.to_string(),
-            quoted: [quoted.clone(), retired.clone()],
+            quoted: [
+                quoted.clone(),
+                retired.clone(),
+                leases.clone(),
+                owners.clone(),
+            ],
             schema: table.schema().map(str::to_owned),
             save: render(include_str!("../../sql/save.sql")),
             save_all: render(include_str!("../../sql/save_all.sql")),
@@ -105,6 +123,12 @@ impl Requests {
             retire: render(include_str!("../../sql/retire.sql")),
             retired: render(include_str!("../../sql/retired.sql")),
             purge: render(include_str!("../../sql/purge.sql")),
+            acquire: render(include_str!("../../sql/acquire.sql")),
+            renew: render(include_str!("../../sql/renew.sql")),
+            release: render(include_str!("../../sql/release.sql")),
+            leave: render(include_str!("../../sql/leave.sql")),
+            leases: render(include_str!("../../sql/leases.sql")),
+            request_handover: render(include_str!("../../sql/request_handover.sql")),
         }
     }
 
@@ -158,6 +182,24 @@ mod tests {
             assert!(!text.contains("{table}"), "{text}");
             assert!(!text.contains("{retired}"), "{text}");
             assert!(text.contains("\"app\".\"cp\""), "{text}");
+        }
+        for text in [
+            &requests.create_table,
+            &requests.purge,
+            &requests.acquire,
+            &requests.renew,
+            &requests.release,
+            &requests.leave,
+            &requests.leases,
+            &requests.request_handover,
+        ] {
+            assert!(!text.contains('{'), "{text}");
+            assert!(text.contains("\"app\".\"cp_leases\""), "{text}");
+        }
+        // Every statement that can start a heartbeat or grant a lease checks the tombstone.
+        for text in [&requests.acquire, &requests.renew] {
+            assert!(text.contains("\"app\".\"cp_retired\""), "{text}");
+            assert!(text.contains("\"app\".\"cp_owners\""), "{text}");
         }
         // Every statement that can create a checkpoint checks the tombstone table.
         assert!(!requests.retired.contains('{'), "{}", requests.retired);

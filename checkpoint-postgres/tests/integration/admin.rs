@@ -38,7 +38,7 @@ async fn store_on_own_table(prefix: &str, connections: u32) -> PostgresCheckpoin
 async fn drop_table(store: PostgresCheckpointStore) {
     store.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\"; DROP TABLE \"{table}_retired\";",
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\";",
         table = store.table()
     ))
     .await;

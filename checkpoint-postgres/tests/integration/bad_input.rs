@@ -2,7 +2,8 @@
 //! driver, with exactly one argument wrong per case, on the pool and on a connection of the
 //! caller's (the `*_in` family): each call is refused with the invalid-input error naming that
 //! argument before any request leaves the process. Names that look like SQL, Lua, key or shell
-//! syntax are stored and read back verbatim. (Valid arbitrary inputs round-trip in the kit's
+//! syntax are stored and read back verbatim. The lease operations' invalid inputs, through
+//! the kit's `bad_lease_input`, are refused the same way. (Valid arbitrary inputs round-trip in the kit's
 //! `arbitrary_inputs_round_trip_or_are_rejected`, which runs in `kit`.)
 
 use async_trait::async_trait;
@@ -15,6 +16,52 @@ use sqlx::PgConnection;
 use sqlx::postgres::{PgPoolOptions, PgSslMode};
 
 use crate::support;
+
+/// A counting proxy, and a migrated store whose pool of one connection goes through it.
+async fn counted_store() -> (CountingProxy, PostgresCheckpointStore) {
+    let options = support::connect_options();
+    let upstream = format!("{}:{}", options.get_host(), options.get_port());
+    let proxy = CountingProxy::start(upstream.as_str())
+        .await
+        .expect("starting the counting proxy");
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        // A ping before each acquire would be I/O of the pool's own, not of a call.
+        .test_before_acquire(false)
+        .connect_lazy_with(
+            options
+                .host("127.0.0.1")
+                .port(proxy.local_addr().port())
+                // No TLS through the proxy, so every message is one it can see.
+                .ssl_mode(PgSslMode::Disable),
+        );
+    let store = PostgresCheckpointStore::new(pool);
+    store.migrate().await.unwrap();
+    (proxy, store)
+}
+
+/// Every invalid lease call of the kit (`bad_lease_input`: bad names, owners, durations and
+/// partitions through all six lease operations) is refused with `Error::InvalidInput` naming
+/// the argument, and the proxy between the store and the server sees no request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_lease_calls_are_refused_with_no_request() {
+    use checkpoint_conformance::harness::bad_input::bad_lease_input;
+    use checkpoint_core::LeaseStore;
+
+    let (proxy, store) = counted_store().await;
+    // Warm-up: the connection is open; the pool's own exchange when it comes back is over.
+    store
+        .leases(&fresh_group("bad-lease-warm"), "warm")
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    proxy.reset();
+    let refused = bad_lease_input(&store, Some(&proxy))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert!(refused > 0, "no invalid lease call was tried");
+    assert_eq!(proxy.round_trips(), 0, "a request reached the server");
+}
 
 /// The `*_in` family on one connection of the caller's, for the kit's bad-input driver.
 struct OnConnection<'a> {
@@ -42,24 +89,7 @@ impl MoreEntryPoints for OnConnection<'_> {
 /// of the next refused one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_inputs_are_refused_with_no_request() {
-    let options = support::connect_options();
-    let upstream = format!("{}:{}", options.get_host(), options.get_port());
-    let proxy = CountingProxy::start(upstream.as_str())
-        .await
-        .expect("starting the counting proxy");
-    let pool = PgPoolOptions::new()
-        .max_connections(1)
-        // A ping before each acquire would be I/O of the pool's own, not of a call.
-        .test_before_acquire(false)
-        .connect_lazy_with(
-            options
-                .host("127.0.0.1")
-                .port(proxy.local_addr().port())
-                // No TLS through the proxy, so every message is one it can see.
-                .ssl_mode(PgSslMode::Disable),
-        );
-    let store = PostgresCheckpointStore::new(pool);
-    store.migrate().await.unwrap();
+    let (proxy, store) = counted_store().await;
     let fingerprint = Fingerprint::from_bytes([9; 32]);
     let warm = fresh_group("bad-input");
     // Warm-up: the connection is open and has prepared every statement.

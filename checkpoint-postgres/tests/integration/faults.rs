@@ -5,6 +5,10 @@
 //! and a black hole between the pool and the server (the kit's `BlackHoleProxy`), where every
 //! call times out and the store works again soon after the network does.
 //!
+//! Leases survive the same faults: held by the same owner under the same epoch after lost
+//! connections, a clean restart and a crash, and renewed afterwards; a holder behind a black
+//! hole stops before another owner is granted its leases.
+//!
 //! Each test shows that the fault hit (sessions terminated, calls failed, processes
 //! restarted), that every failure was a retryable backend error or a timeout (never a panic,
 //! never a wrong success), that the history checker finds nothing acknowledged lost and
@@ -21,7 +25,9 @@ use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally};
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{CheckpointStore, Error, ExclusiveCheckpointStore, Operation};
+use checkpoint_core::{
+    CheckpointStore, Error, ExclusiveCheckpointStore, LeaseStore, LeaseTable, Operation,
+};
 use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgSslMode;
 use sqlx::{Connection, PgConnection};
@@ -255,7 +261,74 @@ async fn restarts_crashes_and_pauses_of_a_server_of_our_own() {
 
     restarts_and_crashes_in_histories(&server, &store).await;
     acknowledged_saves_survive_a_crash(&server, store.inner()).await;
+    leases_survive_restarts_and_crashes(&server, store.inner()).await;
     a_paused_server_times_out(&server, store.inner(), options).await;
+}
+
+/// Leases acquired before a clean restart, then before a crash (`-m immediate`), are held
+/// after it by the same owner under the same epochs (an acknowledged acquire is committed);
+/// another owner is refused them, and their owner renews them without a new epoch.
+async fn leases_survive_restarts_and_crashes(
+    server: &OwnPostgres,
+    store: &PostgresCheckpointStore,
+) {
+    let group = fresh_group("lease-restart");
+    let duration = Duration::from_secs(60);
+    let acquired = store
+        .acquire(&group, "s", "worker-a", &[0, 1, 2], duration)
+        .await
+        .unwrap();
+    assert_eq!(acquired.granted.len(), 3);
+    for crash in [false, true] {
+        if crash {
+            server.stop_server("immediate").await;
+            server.start_server().await;
+        } else {
+            server.restart_server().await;
+        }
+        let table = lease_after_restart(store, &group).await;
+        let held: Vec<(u32, &str, u64)> = table
+            .leases
+            .iter()
+            .map(|lease| (lease.partition, lease.owner.as_str(), lease.epoch))
+            .collect();
+        let expected: Vec<(u32, &str, u64)> = acquired
+            .granted
+            .iter()
+            .map(|lease| (lease.partition, "worker-a", lease.epoch))
+            .collect();
+        assert_eq!(
+            held,
+            expected,
+            "after the {}",
+            if crash { "crash" } else { "restart" }
+        );
+        let other = store
+            .acquire(&group, "s", "worker-b", &[1], duration)
+            .await
+            .unwrap();
+        assert_eq!(other.refused, [1]);
+        let renewed = store
+            .renew(&group, "s", "worker-a", duration)
+            .await
+            .unwrap();
+        assert_eq!(renewed, acquired.granted);
+    }
+}
+
+/// The leases of `group` once the server answers again (the first calls after a restart may
+/// meet a server still starting).
+async fn lease_after_restart(store: &PostgresCheckpointStore, group: &str) -> LeaseTable {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match store.leases(group, "s").await {
+            Ok(table) => return table,
+            Err(error) if error.is_retryable() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("leases after a restart: {}", error_chain(&error)),
+        }
+    }
 }
 
 async fn restarts_and_crashes_in_histories(
@@ -669,6 +742,104 @@ async fn the_next_call_after_lost_connections_works() {
     }
     assert!(advanced, "advance still failing after {attempts} attempts");
     assert_eq!(store.load(&group, "x", 0).await.unwrap(), Some(5));
+}
+
+/// After the server has cut the pool's idle connections, a lease acquired before is held by
+/// the same owner under the same epoch: `leases`, `renew`, `acquire` and `request_handover`
+/// (idempotent) work at once, tried once more on a fresh connection; `release` is not retried
+/// (a second attempt would report the partition as not held), fails with a retryable error for
+/// each dead connection left in the pool, and then works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_survive_lost_connections() {
+    let name = support::unique_ident("cp_lease_cut");
+    let store =
+        PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
+            .await
+            .unwrap();
+    let group = fresh_group("lease-cut");
+    let duration = Duration::from_secs(60);
+    let acquired = store
+        .acquire(&group, "s", "a", &[0, 1], duration)
+        .await
+        .unwrap();
+    let cut = || async {
+        tokio::time::sleep(Duration::from_millis(100)).await; // back in the pool
+        assert!(terminate_sessions(&name).await >= 1);
+    };
+
+    cut().await;
+    let table = store.leases(&group, "s").await.unwrap();
+    let held: Vec<(u32, String, u64)> = table
+        .leases
+        .into_iter()
+        .map(|lease| (lease.partition, lease.owner, lease.epoch))
+        .collect();
+    let expected: Vec<(u32, String, u64)> = acquired
+        .granted
+        .iter()
+        .map(|lease| (lease.partition, "a".to_owned(), lease.epoch))
+        .collect();
+    assert_eq!(held, expected);
+    cut().await;
+    assert_eq!(
+        store.renew(&group, "s", "a", duration).await.unwrap(),
+        acquired.granted
+    );
+    cut().await;
+    let again = store
+        .acquire(&group, "s", "a", &[0], duration)
+        .await
+        .unwrap();
+    assert_eq!(again.granted, acquired.granted);
+    cut().await;
+    store
+        .request_handover(&group, "s", "b", &[1])
+        .await
+        .unwrap();
+
+    cut().await;
+    let mut released = None;
+    for _ in 0..=store.pool().size() + 1 {
+        match store.release(&group, "s", "a", &[0]).await {
+            Ok(reply) => {
+                released = Some(reply);
+                break;
+            }
+            Err(error) => assert!(error.is_retryable(), "{error:?}"),
+        }
+    }
+    let released = released.expect("release still failing after a fresh connection");
+    assert_eq!(released.released, [0]);
+    let renewed = store.renew(&group, "s", "a", duration).await.unwrap();
+    assert_eq!(renewed.len(), 1);
+    assert_eq!(renewed[0].epoch, acquired.granted[1].epoch);
+    assert_eq!(renewed[0].handover_requested_by.as_deref(), Some("b"));
+}
+
+/// A lease holder cut off from the server by a black hole (the kit's `lease_faults`): its
+/// renews fail within its timeout, and another owner is granted its leases only after the
+/// holder's local deadline, so the two never both treat a lease as held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_lease_holder_stops_before_its_leases_are_taken() {
+    use checkpoint_conformance::harness::lease_faults::black_holed_holder_stops_first;
+
+    let options = support::connect_options();
+    let proxy = BlackHoleProxy::start((options.get_host().to_owned(), options.get_port()))
+        .await
+        .expect("starting a proxy");
+    let through_proxy = options
+        .host(&proxy.local_addr().ip().to_string())
+        .port(proxy.local_addr().port());
+    let holder = PostgresCheckpointStore::connect_with(through_proxy)
+        .await
+        .unwrap_or_else(|error| panic!("connecting through the proxy: {}", error_chain(&error)))
+        .with_timeout(Duration::from_millis(500))
+        .unwrap();
+    let taker = support::store().await;
+    let measured = black_holed_holder_stops_first(&holder, &taker, &proxy, Duration::from_secs(2))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!("a black-holed lease holder: {measured:?}");
 }
 
 /// The bounds of the black-hole test (the same for every backend): a 1 s timeout; each call in

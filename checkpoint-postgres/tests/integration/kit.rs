@@ -1,7 +1,7 @@
 //! The conformance kit over this store: every clause of the contract, one test each, on the
-//! shared server; and the monotonic and exclusive kits again under a role that may only
-//! SELECT, INSERT and UPDATE the table and SELECT its tombstone table (an operator's
-//! privileges, which the operations API needs, are tested in `security`).
+//! shared server; and the monotonic, exclusive and lease kits again under a role that may only
+//! SELECT, INSERT and UPDATE the table, SELECT its tombstone table, and use the lease tables
+//! (an operator's privileges, which the operations API needs, are tested in `security`).
 
 /// Every clause of the monotonic contract.
 mod monotonic {
@@ -13,6 +13,12 @@ mod exclusive {
     checkpoint_conformance::exclusive_store_tests!(crate::support::store);
 }
 
+/// Every clause of the leases (acquire, renew, release, leave, leases, request_handover), each
+/// test with two clients of the server.
+mod leases {
+    checkpoint_conformance::lease_store_tests!(crate::support::store);
+}
+
 /// The whole kit again under the least-privileged role (see `security`).
 mod runtime_role {
     mod monotonic {
@@ -20,6 +26,10 @@ mod runtime_role {
     }
     mod exclusive {
         checkpoint_conformance::exclusive_store_tests!(crate::security::runtime_role_store);
+    }
+    /// Every lease operation under the role; the cases' retires and purges by an operator.
+    mod leases {
+        checkpoint_conformance::lease_store_tests!(crate::security::runtime_role_worker);
     }
 }
 

@@ -10,14 +10,17 @@
 //! ```
 //!
 //! Without the feature, a test shows that a URL asking for TLS fails to connect rather than
-//! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only) are tested
-//! here with every operation, and the whole conformance kit runs under such a role in
-//! `kit::runtime_role`.
+//! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only, and DELETE
+//! of heartbeats) are tested here with every operation, and the whole conformance kit runs
+//! under such a role in `kit::runtime_role` (the lease kit's retires and purges by an
+//! operator beside it).
 
 use checkpoint_conformance::{error_chain, fresh_group};
+use std::time::Duration;
+
 use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
+    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
+    Fingerprint, HeldLease, LeaseStore, LeaseTable, Operation, Released,
 };
 use checkpoint_postgres::PostgresCheckpointStore;
 use sqlx::postgres::PgPoolOptions;
@@ -84,7 +87,11 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
         "REVOKE ALL ON checkpoints FROM {RUNTIME_ROLE}; \
          GRANT SELECT, INSERT, UPDATE ON checkpoints TO {RUNTIME_ROLE}; \
          REVOKE ALL ON checkpoints_retired FROM {RUNTIME_ROLE}; \
-         GRANT SELECT ON checkpoints_retired TO {RUNTIME_ROLE};"
+         GRANT SELECT ON checkpoints_retired TO {RUNTIME_ROLE}; \
+         REVOKE ALL ON checkpoints_leases FROM {RUNTIME_ROLE}; \
+         GRANT SELECT, INSERT, UPDATE ON checkpoints_leases TO {RUNTIME_ROLE}; \
+         REVOKE ALL ON checkpoints_owners FROM {RUNTIME_ROLE}; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_owners TO {RUNTIME_ROLE};"
     )))
     .execute(&mut *transaction)
     .await
@@ -96,25 +103,27 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
     let store = PostgresCheckpointStore::connect_with(options)
         .await
         .unwrap_or_else(|error| panic!("connecting as {RUNTIME_ROLE}: {}", error_chain(&error)));
-    // What the role may do on the table: nothing beyond the three privileges.
-    let privileges: Vec<String> = sqlx::query_scalar(
-        "SELECT privilege_type::text FROM information_schema.role_table_grants \
-         WHERE grantee = $1 AND table_name = 'checkpoints' ORDER BY 1",
-    )
-    .bind(RUNTIME_ROLE)
-    .fetch_all(store.pool())
-    .await
-    .unwrap();
-    assert_eq!(privileges, ["INSERT", "SELECT", "UPDATE"]);
-    let privileges: Vec<String> = sqlx::query_scalar(
-        "SELECT privilege_type::text FROM information_schema.role_table_grants \
-         WHERE grantee = $1 AND table_name = 'checkpoints_retired' ORDER BY 1",
-    )
-    .bind(RUNTIME_ROLE)
-    .fetch_all(store.pool())
-    .await
-    .unwrap();
-    assert_eq!(privileges, ["SELECT"]);
+    // What the role may do on each table: nothing beyond these privileges.
+    for (table, expected) in [
+        ("checkpoints", &["INSERT", "SELECT", "UPDATE"][..]),
+        ("checkpoints_retired", &["SELECT"][..]),
+        ("checkpoints_leases", &["INSERT", "SELECT", "UPDATE"][..]),
+        (
+            "checkpoints_owners",
+            &["DELETE", "INSERT", "SELECT", "UPDATE"][..],
+        ),
+    ] {
+        let privileges: Vec<String> = sqlx::query_scalar(
+            "SELECT privilege_type::text FROM information_schema.role_table_grants \
+             WHERE grantee = $1 AND table_name = $2 ORDER BY 1",
+        )
+        .bind(RUNTIME_ROLE)
+        .bind(table)
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        assert_eq!(privileges, expected, "{table}");
+    }
     let superuser: bool =
         sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             .fetch_one(store.pool())
@@ -124,6 +133,147 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
     // With the table in place, migrate needs nothing more.
     store.migrate().await.unwrap();
     store
+}
+
+/// A worker under the run-time role beside an operator: the factory of
+/// `kit::runtime_role::leases`. Every lease operation runs under the run-time role; `retire`
+/// and `purge`, which the lease cases also call, are an operator's, as in a deployment (the
+/// run-time role may not run them: see `select_insert_update_are_the_only_privileges_needed`).
+pub async fn runtime_role_worker() -> RuntimeWorker {
+    RuntimeWorker {
+        worker: runtime_role_store().await,
+        operator: support::store().await,
+    }
+}
+
+/// See [`runtime_role_worker`].
+pub struct RuntimeWorker {
+    worker: PostgresCheckpointStore,
+    operator: PostgresCheckpointStore,
+}
+
+#[async_trait::async_trait]
+impl LeaseStore for RuntimeWorker {
+    async fn acquire(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+        duration: Duration,
+    ) -> Result<Acquired, Error> {
+        let worker = &self.worker;
+        worker
+            .acquire(group, subscription, owner, partitions, duration)
+            .await
+    }
+
+    async fn renew(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        self.worker
+            .renew(group, subscription, owner, duration)
+            .await
+    }
+
+    async fn release(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+    ) -> Result<Released, Error> {
+        self.worker
+            .release(group, subscription, owner, partitions)
+            .await
+    }
+
+    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
+        self.worker.leave(group, subscription, owner).await
+    }
+
+    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
+        self.worker.leases(group, subscription).await
+    }
+
+    async fn request_handover(
+        &self,
+        group: &str,
+        subscription: &str,
+        requester: &str,
+        partitions: &[u32],
+    ) -> Result<(), Error> {
+        let worker = &self.worker;
+        worker
+            .request_handover(group, subscription, requester, partitions)
+            .await
+    }
+}
+
+/// Checkpoints are the worker's, under the run-time role.
+#[async_trait::async_trait]
+impl CheckpointStore for RuntimeWorker {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        self.worker.list(group).await
+    }
+
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        self.worker.load(group, subscription, partition).await
+    }
+
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        self.worker
+            .save(group, subscription, partition, position)
+            .await
+    }
+
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        self.worker.save_all(group, checkpoints).await
+    }
+}
+
+/// The operations API is the operator's.
+#[async_trait::async_trait]
+impl CheckpointAdmin for RuntimeWorker {
+    async fn groups(&self) -> Result<Vec<String>, Error> {
+        self.operator.groups().await
+    }
+
+    async fn start_at(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Error> {
+        self.operator.start_at(group, subscription, positions).await
+    }
+
+    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.operator.retire(group, subscription).await
+    }
+
+    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+        self.operator.retired(group).await
+    }
+
+    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.operator.purge(group, subscription).await
+    }
 }
 
 /// A store connected with a password in its URL: its Debug output, its pool's and its errors
@@ -362,8 +512,9 @@ async fn select_insert_update_are_the_only_privileges_needed() {
     owner.migrate().await.unwrap();
     support::admin_sql(format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
-         GRANT SELECT, INSERT, UPDATE ON \"{table}\" TO {role}; \
+         GRANT SELECT, INSERT, UPDATE ON \"{table}\", \"{table}_leases\" TO {role}; \
          GRANT SELECT ON \"{table}_retired\" TO {role}; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_owners\" TO {role}; \
          CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
          GRANT SELECT, INSERT ON \"{table}\" TO {limited_role}; \
          GRANT SELECT ON \"{table}_retired\" TO {limited_role};"
@@ -419,7 +570,7 @@ async fn select_insert_update_are_the_only_privileges_needed() {
 
     owner.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\"; DROP TABLE \"{table}_retired\"; \
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\"; \
          DROP ROLE {role}; DROP ROLE {limited_role};"
     ))
     .await;
@@ -446,7 +597,8 @@ async fn the_operator_privileges_run_every_admin_operation() {
     support::admin_sql(format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'operator-pw'; \
          GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}\" TO {role}; \
-         GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role};"
+         GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role}; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_leases\", \"{table}_owners\" TO {role};"
     ))
     .await;
     let outcome = async {
@@ -470,7 +622,8 @@ async fn the_operator_privileges_run_every_admin_operation() {
     .await;
     owner.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\"; DROP TABLE \"{table}_retired\"; DROP ROLE {role};"
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\"; \
+         DROP ROLE {role};"
     ))
     .await;
     outcome.unwrap_or_else(|error| panic!("{}", error_chain(&error)));

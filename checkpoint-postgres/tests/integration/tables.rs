@@ -156,3 +156,42 @@ async fn many_processes_can_migrate_a_new_table_at_once() {
     store.save(&group, "s", 0, 1).await.unwrap();
     support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
+
+/// A deployment made before the leases (the checkpoint table and its tombstone table only)
+/// gets the lease tables from its next `migrate`, its checkpoints untouched; and leases work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_adds_the_lease_tables_to_an_older_deployment() {
+    use checkpoint_core::LeaseStore;
+    use std::time::Duration;
+
+    let schema = support::unique_ident("old_schema");
+    let store = support::store()
+        .await
+        .with_table(&format!("{schema}.checkpoints"))
+        .unwrap();
+    store.migrate().await.unwrap();
+    // What the previous version created: no lease tables.
+    support::admin_sql(format!(
+        "DROP TABLE \"{schema}\".checkpoints_leases, \"{schema}\".checkpoints_owners"
+    ))
+    .await;
+    let group = fresh_group("old-deployment");
+    store.save(&group, "s", 0, 42).await.unwrap();
+    assert!(
+        store
+            .acquire(&group, "s", "w", &[0], Duration::from_secs(5))
+            .await
+            .is_err(),
+        "the lease tables are missing"
+    );
+
+    store.migrate().await.unwrap();
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(42));
+    let acquired = store
+        .acquire(&group, "s", "w", &[0], Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(acquired.granted.len(), 1);
+    assert_eq!(acquired.granted[0].epoch, 1);
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
+}

@@ -1,0 +1,217 @@
+//! [`LeaseStore`](checkpoint_core::LeaseStore)'s requests: one statement each, judged by the
+//! server's clock (`now()` of the statement), on `<table>_leases` and `<table>_owners`.
+
+use std::time::Duration;
+
+use checkpoint_core::{
+    Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released,
+};
+use sqlx::postgres::PgConnection;
+
+use super::{Requests, sql};
+use crate::error::backend;
+use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
+
+/// The leases a statement wrote, as three arrays in partition order: partitions, epochs,
+/// handover requests.
+type HeldArrays = (Vec<i64>, Vec<i64>, Vec<Option<String>>);
+
+/// A row of `sql/leases.sql`: a lease (with its partition) or an owner (without).
+type LeaseRow = (Option<i64>, String, Option<i64>, i64, Option<String>);
+
+impl Requests {
+    /// Grants what is free, renews what the owner holds; [`Error::Retired`] for a tombstone.
+    pub(crate) async fn acquire(
+        &self,
+        connection: &mut PgConnection,
+        key: (&str, &str, &str),
+        partitions: &[u32],
+        duration: Duration,
+    ) -> Result<Acquired, Error> {
+        let (group, subscription, owner) = key;
+        let mut asked = partitions.to_vec();
+        // Rows are locked in partition order, whoever asks (see `sql/acquire.sql`).
+        asked.sort_unstable();
+        let requested: Vec<i64> = asked.iter().copied().map(i64::from).collect();
+        let (retired, partitions, epochs, handovers): (
+            bool,
+            Vec<i64>,
+            Vec<i64>,
+            Vec<Option<String>>,
+        ) = sqlx::query_as(sql(&self.acquire))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .bind(&requested)
+            .bind(duration_to_db(duration))
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Acquire, error))?;
+        if retired {
+            return Err(Error::retired(group, subscription));
+        }
+        let granted = held(Operation::Acquire, (partitions, epochs, handovers))?;
+        let refused = asked
+            .into_iter()
+            .filter(|&partition| {
+                granted
+                    .binary_search_by_key(&partition, |lease| lease.partition)
+                    .is_err()
+            })
+            .collect();
+        Ok(Acquired { granted, refused })
+    }
+
+    /// Extends the heartbeat and every live lease of the owner; [`Error::NotHeld`] when the
+    /// heartbeat is not live, [`Error::Retired`] for a tombstone.
+    pub(crate) async fn renew(
+        &self,
+        connection: &mut PgConnection,
+        key: (&str, &str, &str),
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        let (group, subscription, owner) = key;
+        let (retired, live, partitions, epochs, handovers): (
+            bool,
+            bool,
+            Vec<i64>,
+            Vec<i64>,
+            Vec<Option<String>>,
+        ) = sqlx::query_as(sql(&self.renew))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .bind(duration_to_db(duration))
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Renew, error))?;
+        if retired {
+            return Err(Error::retired(group, subscription));
+        }
+        if !live {
+            return Err(Error::not_held(group, subscription, owner));
+        }
+        held(Operation::Renew, (partitions, epochs, handovers))
+    }
+
+    /// Frees the named partitions the owner holds live.
+    pub(crate) async fn release(
+        &self,
+        connection: &mut PgConnection,
+        key: (&str, &str, &str),
+        partitions: &[u32],
+    ) -> Result<Released, Error> {
+        let (group, subscription, owner) = key;
+        let requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
+        let freed: Vec<i64> = sqlx::query_scalar(sql(&self.release))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .bind(&requested)
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Release, error))?;
+        let released = partition_list(Operation::Release, &freed)?;
+        let mut not_held: Vec<u32> = partitions
+            .iter()
+            .copied()
+            .filter(|partition| released.binary_search(partition).is_err())
+            .collect();
+        not_held.sort_unstable();
+        Ok(Released { released, not_held })
+    }
+
+    /// Ends the owner's heartbeat and frees every lease it holds live.
+    pub(crate) async fn leave(
+        &self,
+        connection: &mut PgConnection,
+        key: (&str, &str, &str),
+    ) -> Result<Vec<u32>, Error> {
+        let (group, subscription, owner) = key;
+        let freed: Vec<i64> = sqlx::query_scalar(sql(&self.leave))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Leave, error))?;
+        partition_list(Operation::Leave, &freed)
+    }
+
+    /// The live leases and live owners of the subscription. Records the span field `count`
+    /// (live leases) of the calling operation.
+    pub(crate) async fn leases(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
+        let rows: Vec<LeaseRow> = sqlx::query_as(sql(&self.leases))
+            .bind(group)
+            .bind(subscription)
+            .fetch_all(connection)
+            .await
+            .map_err(|error| backend(Operation::Leases, error))?;
+        let mut table = LeaseTable::default();
+        for (partition, owner, stored_epoch, micros_left, handover_requested_by) in rows {
+            let time_left = Some(time_left(Operation::Leases, micros_left)?);
+            match (partition, stored_epoch) {
+                (Some(partition), Some(stored_epoch)) => table.leases.push(Lease {
+                    partition: COLUMNS.partition(Operation::Leases, partition)?,
+                    owner,
+                    epoch: epoch(Operation::Leases, stored_epoch)?,
+                    time_left,
+                    handover_requested_by,
+                }),
+                _ => table.owners.push(LeaseOwner { owner, time_left }),
+            }
+        }
+        tracing::Span::current().record("count", table.leases.len());
+        Ok(table)
+    }
+
+    /// Marks the named partitions another owner holds live as asked for by `requester`.
+    pub(crate) async fn request_handover(
+        &self,
+        connection: &mut PgConnection,
+        key: (&str, &str, &str),
+        partitions: &[u32],
+    ) -> Result<(), Error> {
+        let (group, subscription, requester) = key;
+        let requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
+        sqlx::query(sql(&self.request_handover))
+            .bind(group)
+            .bind(subscription)
+            .bind(requester)
+            .bind(&requested)
+            .execute(connection)
+            .await
+            .map_err(|error| backend(Operation::RequestHandover, error))?;
+        Ok(())
+    }
+}
+
+/// The leases a statement returned as arrays, read back (already in partition order).
+fn held(operation: Operation, arrays: HeldArrays) -> Result<Vec<HeldLease>, Error> {
+    let (partitions, epochs, handovers) = arrays;
+    partitions
+        .into_iter()
+        .zip(epochs)
+        .zip(handovers)
+        .map(|((partition, stored_epoch), handover_requested_by)| {
+            Ok(HeldLease {
+                partition: COLUMNS.partition(operation, partition)?,
+                epoch: epoch(operation, stored_epoch)?,
+                handover_requested_by,
+            })
+        })
+        .collect()
+}
+
+/// Partitions a statement returned (already sorted), read back.
+fn partition_list(operation: Operation, partitions: &[i64]) -> Result<Vec<u32>, Error> {
+    partitions
+        .iter()
+        .map(|&partition| COLUMNS.partition(operation, partition))
+        .collect()
+}
