@@ -18,6 +18,7 @@ use crate::requests::admin::{
     delete_checkpoint, delete_tombstone, groups_page, mark_retired, put_tombstone,
     read_subscription, tombstones_page,
 };
+use crate::requests::lease;
 use crate::requests::start_at::{self, Attempt};
 use crate::{BACKEND, DynamoDbCheckpointStore};
 
@@ -38,6 +39,24 @@ fn start_at_pause(attempt: u32, took: Duration) -> Duration {
         .unwrap_or(u64::MAX)
         .max(1_000);
     Duration::from_micros(random % ceiling_us)
+}
+
+impl DynamoDbCheckpointStore {
+    /// `purge` of a retired subscription: every lease and heartbeat it has, each item deleted
+    /// (under the tombstone, which refuses every `acquire` meanwhile).
+    async fn purge_leases(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        let op = Operation::Purge;
+        let name = (group, subscription);
+        let (items, _pages) = self
+            .every_page(op, |start| lease::leases_page(self, op, name, start))
+            .await?;
+        tracing::debug!(items = items.len(), "purging leases and heartbeats");
+        self.each(op, items, |item| async move {
+            lease::delete(self, name, &item).await
+        })
+        .await
+        .map(drop)
+    }
 }
 
 #[async_trait]
@@ -148,9 +167,11 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
         Ok(names.into_iter().collect())
     }
 
-    /// A consistent `Query` of the group, then a `DeleteItem` per item of the subscription and,
-    /// last, one of the tombstone. Without a tombstone, live checkpoints are refused
-    /// ([`Error::NotRetired`]) and retired leftovers deleted.
+    /// A consistent `Query` of the group, then a `DeleteItem` per item of the subscription;
+    /// under a tombstone, a consistent `Query` of the subscription's leases and a `DeleteItem`
+    /// per lease and heartbeat; last, one of the tombstone. Without a tombstone, live
+    /// checkpoints are refused ([`Error::NotRetired`]), retired leftovers deleted, and leases
+    /// left alone.
     #[tracing::instrument(
         name = "checkpoint.purge",
         level = "debug",
@@ -178,6 +199,9 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
             delete_checkpoint(self, (group, subscription, partition))
         })
         .await?;
+        if found.tombstone {
+            self.purge_leases(group, subscription).await?;
+        }
         // The tombstone last: a purge that fails midway leaves the name retired, and runs again.
         if found.tombstone {
             self.within(op, delete_tombstone(self, group, subscription))

@@ -68,4 +68,24 @@ impl DynamoDbCheckpointStore {
             .await
             .map(drop)
     }
+
+    /// Runs `request(item)` for every item, at most `max_concurrency` in flight, each within
+    /// the store's timeout; their answers in the order they arrive. The first error fails the
+    /// whole.
+    pub(crate) async fn each<I, T, F, Fut>(
+        &self,
+        operation: Operation,
+        items: Vec<I>,
+        request: F,
+    ) -> Result<Vec<T>, Error>
+    where
+        F: Fn(I) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        stream::iter(items)
+            .map(|item| self.within(operation, request(item)))
+            .buffer_unordered(self.max_concurrency())
+            .try_collect()
+            .await
+    }
 }

@@ -16,6 +16,10 @@ use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue
 
 use crate::BACKEND;
 
+mod lease;
+
+pub(crate) use lease::*;
+
 /// The partition key: the group, as given.
 pub(crate) const GROUP: &str = "group";
 /// The sort key: [`sort_key`] of (subscription, partition).

@@ -1,8 +1,9 @@
 //! A DynamoDB checkpoint store on `aws-sdk-dynamodb`: one table, conditional writes.
 //!
 //! [`DynamoDbCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
-//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) and the operations
-//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin). Every write is a request whose
+//! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), the operations
+//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and partition leases,
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases): DynamoDB has no clock). Every write is a request whose
 //! condition DynamoDB evaluates atomically on its item, so nothing is read before it is written
 //! and no concurrency loses an update or moves a checkpoint back. The store takes the
 //! [`Client`](aws_sdk_dynamodb::Client) the application built: its region, credentials and
@@ -93,7 +94,7 @@
 //! | `retire` of 3 checkpoints | 5: the tombstone `PutItem`, a `Query` of the group, an `UpdateItem` each |
 //! | a save of a retired subscription | 1 on an existing checkpoint; 4 on a partition it never saved |
 //! | `retired` | 1 `Query` per page |
-//! | `purge` of 4 items | 6: a `Query` of the group, a `DeleteItem` each, the tombstone's `DeleteItem` |
+//! | `purge` of 4 items | 7: a `Query` of the group, a `DeleteItem` each, a `Query` of the subscription's leases (and a `DeleteItem` per lease and heartbeat it finds), the tombstone's `DeleteItem` |
 //! | `groups` | 1 `Scan` of keys and flags per page, `ConsistentRead` |
 //!
 //! A `Query` of the group counts once per page. `save_all` sends one request per key because
@@ -156,6 +157,84 @@
 //! may leave an invisible retired item, which makes a later `start_at` of the name answer
 //! `Exists` until the next `purge`.
 //!
+//! # Leases
+//!
+//! DynamoDB has no clock a condition can read, so no request can say "expired". A lease is
+//! held instead while its owner's **heartbeat** is alive, and liveness is judged on the
+//! monotonic clocks of the store instances (`std::time::Instant`), never on wall clocks: the
+//! Kinesis Client Library's lease counter, kept per owner instead of per lease, so that a
+//! renew is the same requests whatever the number of leases.
+//!
+//! **Items**, in the same table, under a partition key no group can have (group names hold no
+//! NUL): `group` = `"\0leases\0"` + group + `"\0"` + subscription. `list`, `groups` and the
+//! rest of the operations API never show them.
+//!
+//! | sort key `key` | attributes |
+//! | --- | --- |
+//! | `lease#` + the partition as ten digits | `owner` S (absent when free), `owner_generation` N, `epoch` N, `handover_requested_by` S, `partition` N, `updated_at` N |
+//! | `owner#` + the owner, its heartbeat | `counter` N (+1 on every acquire and renew), `generation` N, `duration_ms` N (of its last acquire or renew), `incarnation` N (random, set when the item is created), `ended` BOOL (left or taken over), `updated_at` N |
+//!
+//! A lease is **held by X** when its `owner` is X and its `owner_generation` is X's heartbeat's
+//! `generation` (not ended). A generation only grows (until `purge` deletes the heartbeat
+//! with every lease, which is why the heartbeat is ended, never deleted): acquiring with no live local deadline
+//! (a new process, or one past its deadline) starts a new one, and `leave` and a takeover end
+//! it, so every lease of an earlier generation is free at once and never held again.
+//!
+//! **What each store instance keeps in memory** (shared by its clones): for every owner it
+//! acquired for, the generation and its **local deadline**,
+//! [`holder_deadline`](checkpoint_core::lease::holder_deadline)`(sent, duration)` from when it
+//! sent the last heartbeat write that succeeded; for every heartbeat it has read, the first
+//! instant (after the reply arrived) it saw it with its current counter, generation and
+//! incarnation. An owner whose heartbeat this instance has seen unchanged for the heartbeat's
+//! `duration_ms` is **dead** to this instance: `leases` leaves it and its leases out, and
+//! `acquire` may take them.
+//!
+//! **Taking over** a dead owner Y's lease: an `UpdateItem` ends Y's heartbeat (new generation,
+//! `ended`) only if its counter, generation and incarnation are still the ones observed; that
+//! frees every lease of Y at once, and each lease is then granted on its epoch (condition
+//! `epoch = :seen`, next epoch). So the first `acquire` that meets a live-looking owner only
+//! observes it, and one at least its duration later takes over. No transactions are used
+//! (dynalite has none).
+//!
+//! **Why it is safe.** The heartbeat write Y last made was sent (Y's deadline counts from there)
+//! before DynamoDB executed it, which was before the read in which the taker first saw its
+//! counter, whose reply came before the taker's first instant. The taker then waits Y's whole
+//! `duration` on its own clock, while Y stops at `safe_duration(duration)` on its own: with both
+//! clock rates within [`MAX_CLOCK_RATE_ERROR`](checkpoint_core::lease::MAX_CLOCK_RATE_ERROR)
+//! of real time, Y has stopped before the heartbeat is ended. A heartbeat write of Y after the
+//! observation changes the counter, and the end's condition refuses; one after the end fails
+//! its own condition (`generation = :held`): [`Error::NotHeld`](checkpoint_core::Error::NotHeld).
+//!
+//! **What this assumes**: each taker measures `duration` on its own monotonic clock from when it
+//! first saw the counter; clock *rates* are bounded by `MAX_CLOCK_RATE_ERROR`, no clock needs to
+//! agree with another on the time; a holder stops using its leases at its local deadline (the
+//! store refuses its renew and release after it); a holder renews well within `duration`
+//! (a renew sent after the local deadline is `NotHeld`); an owner id is used by one process at
+//! a time, and its `acquire`, `renew`, `release` and `leave` go through one store instance (or
+//! its clones): another instance does not know its local deadline, so its `renew` is `NotHeld`
+//! and its `release` reports `not_held` (its `leave` still ends the heartbeat, releasing
+//! nothing it can name). An instance that has just started counts every heartbeat not ended as
+//! live until it has watched it for its duration (a crashed owner's heartbeat stays until a
+//! takeover ends it, or `purge`). The **failover time** is up to `duration` plus one acquire interval of the taker
+//! after its first observation of the dead owner's last heartbeat. `time_left` is always `None`:
+//! no clock can tell it.
+//!
+//! | operation | requests |
+//! | --- | --- |
+//! | `acquire` of N partitions | a consistent `GetItem` of the tombstone and a consistent `Query` of the subscription's leases (one per page), at once; an `UpdateItem` of the heartbeat; then, at once, an `UpdateItem` per dead owner taken over and a conditional `PutItem` (new) or `UpdateItem` (free, or taken over) per partition granted: 3 + N for N new partitions, 3 when all are held already |
+//! | `renew` | 3 at once, whatever the number of leases: the heartbeat's conditional `UpdateItem`, the tombstone's `GetItem`, the `Query` (one per page); 1 (`GetItem`) when this instance holds the owner past its deadline or never did |
+//! | `release` of N partitions | N conditional `UpdateItem` (`owner = :o AND owner_generation = :g`); 0 when this instance does not hold the owner live |
+//! | `leave` | 2 at once: the `UpdateItem` ending the heartbeat (every lease of the owner free with it), the `Query` |
+//! | `leases` | 1 `Query` per page |
+//! | `request_handover` | the `Query`, then a conditional `UpdateItem` per partition named that another owner holds live |
+//!
+//! The tombstone's `GetItem` is the retired check: the heartbeat is in another partition key
+//! than the tombstone, so no condition can see it, and a `TransactWriteItems` with a
+//! `ConditionCheck` would cost as much (2 write units) and is missing on dynalite. A `renew`
+//! of a retired subscription may still count one more beat (invisible); an `acquire` of one
+//! writes nothing. `retire` does not touch leases; `purge` of a retired subscription deletes
+//! them with its heartbeats.
+//!
 //! # Faults and timeouts
 //!
 //! A failed request is [`Error::Backend`](checkpoint_core::Error::Backend) with the SDK error
@@ -168,7 +247,10 @@
 //! [`with_timeout`](DynamoDbCheckpointStore::with_timeout) says otherwise) fails a request, the
 //! SDK's retries included, with [`Error::Timeout`](checkpoint_core::Error::Timeout). It bounds
 //! the whole of `save`, `load`, `claim` and `advance`, each key of `save_all`, each page of
-//! `list` and each request of the operations API, so size alone never fails a call.
+//! `list` and each request of the operations API and of the lease operations, so size alone
+//! never fails a call. A lease call that timed out may or may not have taken effect: a
+//! timed-out `acquire` leaves the local deadline as it was (a late heartbeat write only delays
+//! a takeover), and the caller stops at its own deadline either way.
 //! [`without_timeout`](DynamoDbCheckpointStore::without_timeout) leaves only the client's
 //! `TimeoutConfig`. A connection idle in the SDK's pool through a network outage is handed out
 //! again until the HTTP client's `pool_idle_timeout` (hyper's default 90 s) and costs the call
@@ -180,8 +262,8 @@
 //!
 //! # Security
 //!
-//! IAM: `dynamodb:GetItem`, `PutItem` (a checkpoint's first write), `UpdateItem` and `Query` on
-//! the table; `CreateTable` and `DescribeTable` for `create_table`; `Scan` (`groups`) and
+//! IAM: `dynamodb:GetItem`, `PutItem` (a checkpoint's first write, a lease's first grant),
+//! `UpdateItem` and `Query` on the table (leases need nothing more); `CreateTable` and `DescribeTable` for `create_table`; `Scan` (`groups`) and
 //! `DeleteItem` (`purge`, and a refused `start_at`) for the operations API only.
 //!
 //! TLS: `aws-sdk-dynamodb`'s default HTTPS client (hyper, rustls, the platform's roots); only an
@@ -192,8 +274,8 @@
 //! Every operation is one `tracing` span at DEBUG named `checkpoint.<operation>` with the
 //! fields `backend = "dynamodb"` and `table`, then those of `group`, `subscription` and
 //! `partition` that the operation takes, and a count for a batch (`batch_size`) or a
-//! `start_at` (`partitions`); positions and fingerprints are not recorded, nor anything of the
-//! client.
+//! `start_at`, `acquire`, `release` or `request_handover` (`partitions`); positions,
+//! fingerprints and lease owners are not recorded, nor anything of the client.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -201,8 +283,10 @@
 
 mod admin;
 mod bounded;
+mod clock;
 mod error;
 mod layout;
+mod lease;
 mod requests;
 mod store;
 mod transaction;

@@ -8,6 +8,7 @@
 //! - [`compare_and_set`]: `advance`, and its consistent re-read;
 //! - [`start_at`]: the create protocol for every partition of a new subscription;
 //! - [`admin`]: tombstones, retired flags, deletes and the scans of the operations API;
+//! - [`lease`]: the leases and heartbeats of a subscription;
 //! - [`table`]: creating the table and waiting for it.
 //!
 //! Every expression names attributes through `#placeholders`: `group`, `key`, `position` and
@@ -21,6 +22,7 @@ pub(crate) mod admin;
 pub(crate) mod checkpoint;
 pub(crate) mod compare_and_set;
 pub(crate) mod create;
+pub(crate) mod lease;
 pub(crate) mod start_at;
 pub(crate) mod table;
 pub(crate) mod write;

@@ -2,6 +2,7 @@
 //! run through [`requests`](crate::requests) within the store's timeout.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,6 +18,7 @@ use checkpoint_core::{
 };
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
+use crate::clock::LeaseClock;
 use crate::layout::validate_table_name;
 use crate::requests::{checkpoint, compare_and_set, table, write};
 use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
@@ -27,7 +29,9 @@ use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
 /// checkpoint that exists, four for its first write (the create protocol). See the
 /// [crate documentation](crate) for the table layout and the requests each operation sends.
 ///
-/// Cloning is cheap: the [`Client`] is shared.
+/// Cloning is cheap: the [`Client`] is shared, and so is what the store knows of leases on its
+/// own clock (the local deadlines of the owners it acquired for, its observations of other
+/// owners' heartbeats: see the crate documentation, "Leases").
 #[derive(Clone)]
 pub struct DynamoDbCheckpointStore {
     client: Client,
@@ -35,6 +39,7 @@ pub struct DynamoDbCheckpointStore {
     max_concurrency: usize,
     timeout: Option<Duration>,
     query_page_size: Option<i32>,
+    lease_clock: Arc<LeaseClock>,
 }
 
 impl fmt::Debug for DynamoDbCheckpointStore {
@@ -65,6 +70,7 @@ impl DynamoDbCheckpointStore {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             timeout: Some(DEFAULT_TIMEOUT),
             query_page_size: None,
+            lease_clock: Arc::default(),
         }
     }
 
@@ -151,6 +157,11 @@ impl DynamoDbCheckpointStore {
     /// How many items a `Query` or `Scan` page asks for (`None`: up to 1 MB).
     pub(crate) fn query_page_size(&self) -> Option<i32> {
         self.query_page_size
+    }
+
+    /// The local deadlines and observations of leases, shared by the store's clones.
+    pub(crate) fn lease_clock(&self) -> &LeaseClock {
+        &self.lease_clock
     }
 
     /// How many requests of one call are in flight at most.

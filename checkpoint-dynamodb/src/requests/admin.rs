@@ -9,7 +9,7 @@ use crate::DynamoDbCheckpointStore;
 use crate::error::{is_condition_failed, sdk_error, unexpected};
 use crate::layout::{
     GROUP, ItemKind, KEY, PENDING, RETIRED, SUBSCRIPTION, TOMBSTONE_PREFIX, UPDATED_AT, flag,
-    has_flag, item_kind, now_millis, tombstone_primary_key,
+    has_flag, is_lease_partition_key, item_kind, now_millis, tombstone_primary_key,
 };
 
 /// Marks an item retired...
@@ -139,6 +139,7 @@ pub(crate) async fn tombstones_page(
 
 /// One page of a consistent `Scan` of the table's keys and flags: the groups it shows (a group
 /// counts when it holds a tombstone or a live checkpoint), repeated as often as they appear.
+/// The items of a subscription's leases (a partition key with a NUL) are no group's.
 pub(crate) async fn groups_page(
     store: &DynamoDbCheckpointStore,
     start: Option<StartKey>,
@@ -161,6 +162,12 @@ pub(crate) async fn groups_page(
         .map_err(|e| sdk_error(op, e))?;
     let mut items = Vec::new();
     for item in page.items() {
+        // The leases and heartbeats of a subscription: not a group, and not a checkpoint.
+        if let Some(AttributeValue::S(key)) = item.get(GROUP)
+            && is_lease_partition_key(key)
+        {
+            continue;
+        }
         let shown = match item_kind(item).map_err(unexpected(op))? {
             ItemKind::Tombstone(_) => true,
             ItemKind::Checkpoint(..) => !has_flag(item, RETIRED) && !has_flag(item, PENDING),

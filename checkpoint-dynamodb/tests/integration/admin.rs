@@ -1,8 +1,8 @@
 //! What the operations API does on DynamoDB beyond the kit's cases (`kit::admin` and
 //! `dynalite::admin`): the create protocol's pending items (a write that crashed between its
 //! steps), the race of a retire against zombies saving to new and existing partitions under
-//! real per-item concurrency (dynalite), concurrent `start_at`s of one name, and `groups` over
-//! the pages of its `Scan`.
+//! real per-item concurrency (dynalite), concurrent `start_at`s of one name, `groups` over
+//! the pages of its `Scan`, and the items of leases, which are no group's.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -340,4 +340,44 @@ async fn groups_follows_every_page_of_its_scan() {
     assert!(pages >= 8, "every page followed: {pages}");
     assert_eq!(groups, want, "the table is the test's own");
     assert_eq!(writer.groups().await.unwrap(), want, "one page of 1 MB");
+}
+
+/// The items of a subscription's leases, under a partition key with a NUL, are no group's:
+/// `groups` and `list` never show them (a group with only leases is not listed), and `purge`
+/// of a retired subscription deletes them, and only them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_items_are_no_groups_and_purge_deletes_them() {
+    use checkpoint_core::LeaseStore;
+    let long = std::time::Duration::from_secs(60);
+    let store = store().await;
+    let (saved, leased_only) = (fresh_group("saved"), fresh_group("leased-only"));
+    store.save(&saved, "s", 0, 5).await.unwrap();
+    store
+        .acquire(&saved, "t", "a", &[0, 1], long)
+        .await
+        .unwrap();
+    store
+        .acquire(&leased_only, "t", "a", &[0], long)
+        .await
+        .unwrap();
+    assert_eq!(store.groups().await.unwrap(), vec![saved.clone()]);
+    assert_eq!(store.list(&saved).await.unwrap().len(), 1);
+    let lease_key = |group: &str| format!("\u{0}leases\u{0}{group}\u{0}t");
+    let mut keys: Vec<String> = raw_items(&store, &lease_key(&saved))
+        .await
+        .into_keys()
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["lease#0000000000", "lease#0000000001", "owner#a"]);
+
+    store.retire(&saved, "t").await.unwrap();
+    store.purge(&saved, "t").await.unwrap();
+    assert!(raw_items(&store, &lease_key(&saved)).await.is_empty());
+    assert_eq!(raw_items(&store, &lease_key(&leased_only)).await.len(), 2);
+    assert_eq!(
+        store.list(&saved).await.unwrap().len(),
+        1,
+        "another subscription's checkpoint"
+    );
+    assert_eq!(store.groups().await.unwrap(), vec![saved]);
 }

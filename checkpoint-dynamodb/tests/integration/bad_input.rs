@@ -172,3 +172,15 @@ async fn names_that_look_like_syntax_are_stored_verbatim() {
         );
     }
 }
+
+/// Every invalid lease call of the kit, through all six lease operations: refused with the
+/// invalid-input error naming the argument, and not one request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_lease_input_sends_nothing() {
+    let (store, proxy) = counted_store().await;
+    let refused = checkpoint_conformance::harness::bad_input::bad_lease_input(&store, Some(&proxy))
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    assert!(refused > 0, "the kit made no invalid lease call");
+    eprintln!("{refused} invalid lease calls refused with no request");
+}

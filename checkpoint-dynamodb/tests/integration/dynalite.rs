@@ -5,7 +5,7 @@
 //! requests but not that they stay right when the server really runs them at the same time.
 //! dynalite runs them concurrently with a lock per item, as DynamoDB promises per-item
 //! atomicity: the same cases and histories, no global lock. Transactions (`advance_in`) stay on
-//! moto: dynalite has no `TransactWriteItems`.
+//! moto: dynalite has no `TransactWriteItems` (leases use none, and run on both).
 //!
 //! dynalite ignores `ReturnValuesOnConditionCheckFailure`: a refused advance never comes back
 //! with the old item, so every refusal here goes through the store's consistent read.
@@ -42,6 +42,12 @@ mod exclusive_without_returned_items {
 /// every refusal takes the consistent read (dynalite sends no old item).
 mod admin {
     checkpoint_conformance::admin_store_tests!(crate::support::dynalite::store);
+}
+
+/// Every clause of the lease contract under real per-item concurrency (the concurrent
+/// acquirers, the histories): two clients of one table per test.
+mod leases {
+    checkpoint_conformance::lease_store_tests!(crate::support::dynalite::lease_store);
 }
 
 const QUERY: Fingerprint = Fingerprint::from_bytes([7; 32]);

@@ -600,3 +600,119 @@ async fn a_black_hole_with_idle_connections_in_the_pool_on_dynalite() {
         .unwrap_or_else(|| panic!("DYNALITE_ENDPOINT={endpoint} names no address"));
     black_hole_in_front_of("dynalite", address).await;
 }
+
+/// Leases survive what checkpoints survive: connections cut under the client and a paused
+/// server (every lease call then times out, naming its operation). After each, the lease is
+/// still held by the same owner under the same epoch, and renew works. (A restart of the
+/// emulator loses every table, leases with checkpoints: see the restart test above.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_survive_cut_connections_and_a_paused_server() {
+    use checkpoint_core::LeaseStore;
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    const LONG: Duration = Duration::from_secs(60);
+    let server = OwnMoto::start();
+    let proxy = Proxy::start(server.address())
+        .await
+        .expect("starting the cutting proxy");
+    let store = DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+        .with_table(&fresh_group("table"))
+        .expect("a valid table name");
+    store.create_table().await.expect("create_table");
+    let store = store.with_timeout(TIMEOUT).expect("a valid timeout");
+    let group = fresh_group("lease-faults");
+    let held = store
+        .acquire(&group, "s", "a", &[0, 1], LONG)
+        .await
+        .expect("acquire")
+        .granted;
+    let still_held = |when: &'static str| {
+        let (store, group, held) = (&store, &group, &held);
+        async move {
+            let renewed = store.renew(group, "s", "a", LONG).await;
+            assert_eq!(
+                renewed.as_ref().ok(),
+                Some(held),
+                "renew {when}: {renewed:?}"
+            );
+            let table = store.leases(group, "s").await.expect("leases");
+            let listed: Vec<(u32, &str, u64)> = table
+                .leases
+                .iter()
+                .map(|lease| (lease.partition, lease.owner.as_str(), lease.epoch))
+                .collect();
+            let want: Vec<(u32, &str, u64)> = held
+                .iter()
+                .map(|lease| (lease.partition, "a", lease.epoch))
+                .collect();
+            assert_eq!(listed, want, "leases {when}");
+        }
+    };
+
+    proxy.cut_all();
+    still_held("after the connections were cut").await;
+
+    server.pause();
+    let renewed = store.renew(&group, "s", "a", LONG).await;
+    let acquired = store.acquire(&group, "s", "a", &[2], LONG).await;
+    let listed = store.leases(&group, "s").await;
+    server.resume();
+    for (operation, result) in [
+        (Operation::Renew, renewed.map(drop)),
+        (Operation::Acquire, acquired.map(drop)),
+        (Operation::Leases, listed.map(drop)),
+    ] {
+        match result {
+            Err(Error::Timeout {
+                operation: timed_out,
+                ..
+            }) if timed_out == operation => {}
+            other => panic!("{operation:?} while paused: expected a timeout, got {other:?}"),
+        }
+    }
+    // The timed-out acquire of 2 may land after the pause (or not): 0 and 1 stay as they were.
+    let renewed = store
+        .renew(&group, "s", "a", LONG)
+        .await
+        .expect("renew after the pause");
+    let kept: Vec<_> = renewed
+        .iter()
+        .filter(|lease| lease.partition < 2)
+        .cloned()
+        .collect();
+    assert_eq!(&kept, &held, "renew after the pause");
+    store
+        .release(&group, "s", "a", &[2])
+        .await
+        .expect("release");
+    still_held("after the pause").await;
+}
+
+/// A holder cut off by a black hole stops treating its leases as held before anyone else can
+/// hold them: the kit's `lease_faults` driver, the holder through a proxy to a moto of the
+/// test's own and the taker direct. On DynamoDB the taker must first watch the holder's
+/// heartbeat unchanged for its whole duration, on its own clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_lease_holder_stops_before_its_leases_are_taken() {
+    use checkpoint_conformance::harness::lease_faults::black_holed_holder_stops_first;
+    const DURATION: Duration = Duration::from_secs(2);
+    let server = OwnMoto::start();
+    let proxy = Proxy::start(server.address())
+        .await
+        .expect("starting the proxy");
+    let table = fresh_group("table");
+    let holder =
+        DynamoDbCheckpointStore::new(client_for(&format!("http://{}", proxy.local_addr())))
+            .with_table(&table)
+            .expect("a valid table name");
+    holder.create_table().await.expect("create_table");
+    let holder = holder
+        .with_timeout(Duration::from_millis(300))
+        .expect("a valid timeout");
+    let taker = DynamoDbCheckpointStore::new(client_for(&server.endpoint()))
+        .with_table(&table)
+        .expect("a valid table name");
+    let measured = black_holed_holder_stops_first(&holder, &taker, &proxy, DURATION)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!("{measured:?}");
+}

@@ -1,5 +1,6 @@
 //! The conformance kit over this store: every clause of the contract, one test each, each on a
-//! table of its own (see `support::store`).
+//! table of its own (see `support::store`; the lease cases take two clients of one table, see
+//! `support::lease_store`).
 
 /// Every clause of the monotonic contract.
 mod monotonic {
@@ -15,4 +16,10 @@ mod exclusive {
 /// concurrent histories of zombies saving while a subscription is retired included.
 mod admin {
     checkpoint_conformance::admin_store_tests!(crate::support::store);
+}
+
+/// Every clause of the lease contract, each test with two clients (two store instances, each
+/// with its own lease clock) of one table.
+mod leases {
+    checkpoint_conformance::lease_store_tests!(crate::support::lease_store);
 }

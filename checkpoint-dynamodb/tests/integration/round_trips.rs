@@ -8,8 +8,11 @@
 //! connection; the proxy counts request→response exchanges either way.
 
 use checkpoint_conformance::fresh_group;
+use std::time::Duration;
+
 use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    LeaseStore,
 };
 
 use crate::support::counted_store;
@@ -192,8 +195,9 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
 
     store.purge(&group, "old").await.unwrap();
     count(
-        "purge of 4 retired items (a Query, 4 deletes, the tombstone delete)",
-        6,
+        "purge of 4 retired items and no lease (a Query, 4 deletes, the Query of the \
+         subscription's leases, the tombstone delete)",
+        7,
     );
     assert!(store.list(&group).await.unwrap().is_empty());
 }
@@ -272,5 +276,111 @@ async fn replies_without_the_item_cost_one_consistent_read_more() {
     count(
         "advance refused without the old item (the advance, a consistent read)",
         2,
+    );
+}
+
+/// A lease that does not expire during the test.
+const LONG: Duration = Duration::from_secs(60);
+
+/// Every lease operation's requests, as the crate doc states them: DynamoDB has no request that
+/// reads a subscription's leases and writes them under one condition, so the lease operations
+/// are a few requests each, sent at once where they do not depend on each other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_operations_cost_what_the_crate_doc_says() {
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-leases");
+    let count = |what: &str, want: u64| {
+        let got = proxy.round_trips();
+        assert_eq!(got, want, "requests for {what}");
+        eprintln!("{what}: {got} request(s)");
+        proxy.reset();
+    };
+    let acquired = store
+        .acquire(&group, "s", "a", &[0, 1, 2], LONG)
+        .await
+        .unwrap();
+    assert_eq!(acquired.granted.len(), 3);
+    count(
+        "acquire of 3 new partitions by a new owner (tombstone GetItem, Query, heartbeat \
+         UpdateItem, a PutItem each)",
+        6,
+    );
+    store
+        .acquire(&group, "s", "a", &[0, 1, 2], LONG)
+        .await
+        .unwrap();
+    count(
+        "acquire of 3 partitions the owner holds (GetItem, Query, UpdateItem)",
+        3,
+    );
+    store.release(&group, "s", "a", &[1, 2]).await.unwrap();
+    count("release of 2 partitions (an UpdateItem each)", 2);
+    assert_eq!(store.renew(&group, "s", "a", LONG).await.unwrap().len(), 1);
+    count(
+        "renew of an owner holding 1 lease (UpdateItem, GetItem, Query)",
+        3,
+    );
+    store
+        .request_handover(&group, "s", "b", &[0, 5])
+        .await
+        .unwrap();
+    count(
+        "request_handover of 1 held and 1 free partition (Query, an UpdateItem)",
+        2,
+    );
+    assert_eq!(store.leases(&group, "s").await.unwrap().leases.len(), 1);
+    count("leases (a Query)", 1);
+    assert_eq!(store.leave(&group, "s", "a").await.unwrap(), vec![0]);
+    count("leave (heartbeat UpdateItem, Query)", 2);
+}
+
+/// A renew costs the same three requests whatever the number of leases.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renew_of_100_leases_is_three_requests() {
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-renew");
+    let all: Vec<u32> = (0..100).collect();
+    let acquired = store.acquire(&group, "s", "a", &all, LONG).await.unwrap();
+    assert_eq!(acquired.granted.len(), 100);
+    proxy.reset();
+    assert_eq!(
+        store.renew(&group, "s", "a", LONG).await.unwrap().len(),
+        100
+    );
+    assert_eq!(
+        proxy.round_trips(),
+        3,
+        "renew of 100 leases: UpdateItem, GetItem, Query"
+    );
+}
+
+/// Taking over from a dead owner: the first acquire only observes its heartbeat; one sent at
+/// least the owner's duration later ends the heartbeat (an `UpdateItem` conditioned on it being
+/// unchanged) and grants the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_is_one_heartbeat_update_and_one_grant_more() {
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-takeover");
+    let short = Duration::from_millis(300);
+    let other = crate::support::store_on(store.table());
+    other
+        .acquire(&group, "s", "dead", &[0, 1], short)
+        .await
+        .unwrap();
+    proxy.reset();
+    let first = store.acquire(&group, "s", "b", &[0], LONG).await.unwrap();
+    assert_eq!(first.refused, vec![0]);
+    proxy.reset();
+    tokio::time::sleep(short).await;
+    let second = store
+        .acquire(&group, "s", "b", &[0, 1], LONG)
+        .await
+        .unwrap();
+    assert_eq!(second.granted.len(), 2, "{second:?}");
+    assert_eq!(
+        proxy.round_trips(),
+        6,
+        "takeover of 2 leases of one dead owner: GetItem, Query, heartbeat UpdateItem, the dead \
+         owner's heartbeat UpdateItem, an UpdateItem per lease"
     );
 }

@@ -122,6 +122,62 @@ pub async fn store_with(client: Client, server: &str) -> DynamoDbCheckpointStore
     store
 }
 
+/// The factory of the lease kit, which calls it twice per test for two clients of one store:
+/// the first call of a test creates a table of its own, the second returns another client
+/// (another store instance, with its own lease clock: another process's worth) on that table.
+///
+/// The kit runs both calls on the test's thread (`block_on`), so a thread-local pairs them.
+pub async fn lease_store() -> DynamoDbCheckpointStore {
+    let endpoint = endpoint();
+    paired(
+        &endpoint,
+        || client_for(&endpoint),
+        &format!("{ENDPOINT_VAR}={endpoint}"),
+    )
+    .await
+}
+
+thread_local! {
+    /// The table of the first client of the test running on this thread, by server, until the
+    /// second client takes it.
+    static FIRST_CLIENT_TABLE: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::default();
+}
+
+/// A store for the lease kit on `endpoint`: a new table on odd calls, the same table through a
+/// new client on even ones (see [`lease_store`]).
+pub async fn paired(
+    endpoint: &str,
+    client: impl Fn() -> Client,
+    server: &str,
+) -> DynamoDbCheckpointStore {
+    let waiting = FIRST_CLIENT_TABLE.with(|tables| tables.borrow_mut().remove(endpoint));
+    match waiting {
+        Some(table) => DynamoDbCheckpointStore::new(client())
+            .with_table(&table)
+            .expect("a valid table name")
+            .without_timeout(),
+        None => {
+            let store = store_with(client(), server).await;
+            FIRST_CLIENT_TABLE.with(|tables| {
+                tables
+                    .borrow_mut()
+                    .insert(endpoint.to_owned(), store.table().to_owned())
+            });
+            store
+        }
+    }
+}
+
+/// Another client (another store instance, with its own lease clock) of the table `table` on
+/// the server under test, straight (not through a proxy).
+pub fn store_on(table: &str) -> DynamoDbCheckpointStore {
+    DynamoDbCheckpointStore::new(client_for(&endpoint()))
+        .with_table(table)
+        .expect("a valid table name")
+        .without_timeout()
+}
+
 /// The `host:port` of the endpoint, for a proxy in front of it.
 pub fn endpoint_address() -> String {
     let endpoint = endpoint();

@@ -45,6 +45,13 @@ pub async fn store() -> DynamoDbCheckpointStore {
     super::store_with(client(), &format!("{ENDPOINT_VAR}={}", endpoint())).await
 }
 
+/// The lease kit's factory on dynalite: two clients of one table per test (see
+/// `support::lease_store`).
+pub async fn lease_store() -> DynamoDbCheckpointStore {
+    let endpoint = endpoint();
+    super::paired(&endpoint, client, &format!("{ENDPOINT_VAR}={endpoint}")).await
+}
+
 /// A store on dynalite whose client also drops the item of every `UpdateItem` reply (see
 /// `without_returned_items`): every claim then takes its fallback read too.
 pub async fn store_without_returned_items() -> DynamoDbCheckpointStore {

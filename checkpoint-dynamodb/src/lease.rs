@@ -1,0 +1,348 @@
+//! The [`LeaseStore`] impl: each method validates, opens its span, and sends its requests
+//! through [`requests::lease`](crate::requests::lease), each within the store's timeout.
+//!
+//! DynamoDB has no clock: a lease is held while its owner's heartbeat has the generation it was
+//! granted under, and the instance's [`LeaseClock`](crate::clock::LeaseClock) judges expiry (its
+//! own deadlines, and how long it has seen another owner's heartbeat unchanged). The crate
+//! documentation, "Leases", gives the layout, the requests and why it is safe.
+
+mod plan;
+mod read;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use checkpoint_core::lease::{
+    Acquired, HeldLease, Lease, LeaseOwner, LeaseStore, LeaseTable, Released,
+};
+use checkpoint_core::validation::{
+    validate_acquire, validate_key, validate_lease_owner, validate_release, validate_renew,
+    validate_request_handover,
+};
+use checkpoint_core::{Error, Operation};
+use futures_util::future::{try_join, try_join3};
+
+use crate::layout::LeasePartitionItem;
+use crate::requests::lease::{self as requests, EndIf, Name};
+use crate::{BACKEND, DynamoDbCheckpointStore};
+use read::Read;
+
+/// A lease duration in whole milliseconds, as the heartbeat keeps it (at most a day).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A random number, for a heartbeat's incarnation.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
+}
+
+impl DynamoDbCheckpointStore {
+    /// Every lease and heartbeat of the subscription: a consistent `Query`, every page, each
+    /// within the store's timeout; the heartbeats recorded and judged by this instance.
+    pub(crate) async fn read_leases(&self, op: Operation, name: Name<'_>) -> Result<Read, Error> {
+        let (items, _pages) = self
+            .every_page(op, |start| requests::leases_page(self, op, name, start))
+            .await?;
+        let read_at = Instant::now();
+        let mut leases = BTreeMap::new();
+        let mut heartbeats = Vec::new();
+        for item in items {
+            match item {
+                LeasePartitionItem::Lease(lease) => {
+                    leases.insert(lease.partition, lease);
+                }
+                LeasePartitionItem::Heartbeat(heartbeat) => heartbeats.push(heartbeat),
+            }
+        }
+        let (group, subscription) = name;
+        let owners = self
+            .lease_clock()
+            .observe(group, subscription, heartbeats, read_at);
+        Ok(Read { leases, owners })
+    }
+
+    /// Whether the subscription is retired: a consistent `GetItem` of its tombstone.
+    async fn is_retired(&self, op: Operation, name: Name<'_>) -> Result<bool, Error> {
+        self.within(op, requests::is_retired(self, op, name)).await
+    }
+
+    /// The owner's heartbeat, beaten: one more beat of the generation this instance holds live,
+    /// else (or when that generation has ended) a new generation. The generation, and whether
+    /// it is the one held before (so its leases are kept).
+    async fn beat_or_start(
+        &self,
+        name: Name<'_>,
+        owner: &str,
+        duration: Duration,
+    ) -> Result<(u64, bool), Error> {
+        let op = Operation::Acquire;
+        let (group, subscription) = name;
+        let clock = self.lease_clock();
+        if let Some(generation) = clock.live_generation(group, subscription, owner) {
+            let sent_at = Instant::now();
+            let beat = requests::beat(self, op, name, owner, generation, millis(duration));
+            if self.within(op, beat).await? {
+                clock.hold((group, subscription, owner), generation, sent_at, duration);
+                return Ok((generation, true));
+            }
+        }
+        let sent_at = Instant::now();
+        let start = requests::start(self, name, owner, millis(duration), random_u64());
+        let generation = self.within(op, start).await?;
+        clock.hold((group, subscription, owner), generation, sent_at, duration);
+        Ok((generation, false))
+    }
+}
+
+#[async_trait]
+impl LeaseStore for DynamoDbCheckpointStore {
+    /// A consistent `GetItem` of the tombstone beside a consistent `Query` of the
+    /// subscription's leases (one per page), then an `UpdateItem` of the owner's heartbeat,
+    /// then one conditional write per partition to grant, and one `UpdateItem` per dead owner
+    /// to take over from: see the [crate documentation](crate).
+    #[tracing::instrument(
+        name = "checkpoint.acquire",
+        level = "debug",
+        skip_all,
+        fields(
+            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
+            partitions = partitions.len(),
+        )
+    )]
+    async fn acquire(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+        duration: Duration,
+    ) -> Result<Acquired, Error> {
+        validate_acquire(group, subscription, owner, partitions, duration)?;
+        let op = Operation::Acquire;
+        let name = (group, subscription);
+        let (retired, read) =
+            try_join(self.is_retired(op, name), self.read_leases(op, name)).await?;
+        if retired {
+            return Err(Error::retired(group, subscription));
+        }
+        let (generation, kept) = self.beat_or_start(name, owner, duration).await?;
+        let plan = plan::Plan::new(&read, (owner, generation), kept, partitions);
+        plan.carry_out(self, name).await
+    }
+
+    /// A conditional `UpdateItem` of the owner's heartbeat, a consistent `GetItem` of the
+    /// tombstone and a consistent `Query` of the subscription's leases (one per page), all at
+    /// once; only the `GetItem` when this instance does not hold the owner live.
+    #[tracing::instrument(
+        name = "checkpoint.renew",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
+    )]
+    async fn renew(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        validate_renew(group, subscription, owner, duration)?;
+        let op = Operation::Renew;
+        let name = (group, subscription);
+        let clock = self.lease_clock();
+        let Some(generation) = clock.live_generation(group, subscription, owner) else {
+            return Err(if self.is_retired(op, name).await? {
+                Error::retired(group, subscription)
+            } else {
+                Error::not_held(group, subscription, owner)
+            });
+        };
+        let sent_at = Instant::now();
+        let beat = requests::beat(self, op, name, owner, generation, millis(duration));
+        let (beaten, retired, read) = try_join3(
+            self.within(op, beat),
+            self.is_retired(op, name),
+            self.read_leases(op, name),
+        )
+        .await?;
+        if retired {
+            return Err(Error::retired(group, subscription));
+        }
+        if !beaten {
+            clock.forget(group, subscription, owner);
+            return Err(Error::not_held(group, subscription, owner));
+        }
+        clock.hold((group, subscription, owner), generation, sent_at, duration);
+        Ok(read.held_by(owner, generation))
+    }
+
+    /// One conditional `UpdateItem` per partition (none when this instance does not hold the
+    /// owner live: then nothing is held).
+    #[tracing::instrument(
+        name = "checkpoint.release",
+        level = "debug",
+        skip_all,
+        fields(
+            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
+            partitions = partitions.len(),
+        )
+    )]
+    async fn release(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+    ) -> Result<Released, Error> {
+        validate_release(group, subscription, owner, partitions)?;
+        let name = (group, subscription);
+        let clock = self.lease_clock();
+        let Some(generation) = clock.live_generation(group, subscription, owner) else {
+            let mut not_held = partitions.to_vec();
+            not_held.sort_unstable();
+            return Ok(Released {
+                released: Vec::new(),
+                not_held,
+            });
+        };
+        let answers = self
+            .each(
+                Operation::Release,
+                partitions.to_vec(),
+                |partition| async move {
+                    let freed =
+                        requests::release(self, name, partition, (owner, generation)).await?;
+                    Ok((partition, freed))
+                },
+            )
+            .await?;
+        let (mut released, mut not_held): (Vec<(u32, bool)>, Vec<(u32, bool)>) =
+            answers.into_iter().partition(|&(_, freed)| freed);
+        released.sort_unstable();
+        not_held.sort_unstable();
+        Ok(Released {
+            released: released
+                .into_iter()
+                .map(|(partition, _)| partition)
+                .collect(),
+            not_held: not_held
+                .into_iter()
+                .map(|(partition, _)| partition)
+                .collect(),
+        })
+    }
+
+    /// An `UpdateItem` ending the owner's heartbeat (a new generation: every lease it held is
+    /// free at once) beside a consistent `Query` of the subscription's leases (one per page).
+    #[tracing::instrument(
+        name = "checkpoint.leave",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
+    )]
+    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
+        validate_lease_owner(group, subscription, owner)?;
+        let op = Operation::Leave;
+        let name = (group, subscription);
+        let clock = self.lease_clock();
+        let generation = clock.live_generation(group, subscription, owner);
+        let condition = generation.map_or(EndIf::Exists, EndIf::Generation);
+        let end = requests::end(self, op, name, owner, condition);
+        let (ended, read) = try_join(self.within(op, end), self.read_leases(op, name)).await?;
+        clock.forget(group, subscription, owner);
+        Ok(match generation {
+            Some(generation) if ended => read
+                .held_by(owner, generation)
+                .into_iter()
+                .map(|lease| lease.partition)
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// A consistent `Query` of the subscription's leases, one per page.
+    #[tracing::instrument(
+        name = "checkpoint.leases",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
+    )]
+    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
+        validate_key(group, subscription)?;
+        let read = self
+            .read_leases(Operation::Leases, (group, subscription))
+            .await?;
+        let leases = read
+            .leases
+            .values()
+            .filter_map(|lease| {
+                read.live_holder(lease).map(|(owner, _)| Lease {
+                    partition: lease.partition,
+                    owner: owner.to_owned(),
+                    epoch: lease.epoch,
+                    time_left: None,
+                    handover_requested_by: lease.handover_requested_by.clone(),
+                })
+            })
+            .collect();
+        let owners = read
+            .owners
+            .heartbeats
+            .keys()
+            .filter(|owner| read.owners.is_live(owner))
+            .map(|owner| LeaseOwner {
+                owner: owner.clone(),
+                time_left: None,
+            })
+            .collect();
+        Ok(LeaseTable { leases, owners })
+    }
+
+    /// A consistent `Query` of the subscription's leases (one per page), then a conditional
+    /// `UpdateItem` per partition named that another owner holds live.
+    #[tracing::instrument(
+        name = "checkpoint.request_handover",
+        level = "debug",
+        skip_all,
+        fields(
+            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
+            partitions = partitions.len(),
+        )
+    )]
+    async fn request_handover(
+        &self,
+        group: &str,
+        subscription: &str,
+        requester: &str,
+        partitions: &[u32],
+    ) -> Result<(), Error> {
+        validate_request_handover(group, subscription, requester, partitions)?;
+        let op = Operation::RequestHandover;
+        let name = (group, subscription);
+        let read = self.read_leases(op, name).await?;
+        let marks: Vec<(u32, (String, u64))> = partitions
+            .iter()
+            .filter_map(|partition| read.leases.get(partition))
+            .filter_map(|lease| {
+                let (holder, generation) = read.live_holder(lease)?;
+                (holder != requester).then(|| (lease.partition, (holder.to_owned(), generation)))
+            })
+            .collect();
+        self.each(op, marks, |(partition, (holder, generation))| async move {
+            requests::request_handover(self, name, partition, (&holder, generation), requester)
+                .await
+        })
+        .await
+        .map(drop)
+    }
+}
