@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 
 /// See every group of a checkpoint store, start a subscription where another stands, retire
-/// one for good and purge what it leaves.
+/// one for good and purge what it leaves, and see which worker holds which partition.
 ///
 /// Exit codes: 0 done; 1 the store failed or could not be reached (or you declined); 2 a wrong
 /// command line, URL or name, or a destructive command without --yes off a terminal; 3 refused
@@ -67,6 +67,22 @@ pub enum Command {
         subscription: Option<String>,
         /// One JSON object instead: group, checkpoints (subscription, partition, position each),
         /// retired (names).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The live leases of a group's subscriptions (partition, owner, epoch, time left, handover
+    /// requested by) and their live workers. Without --subscription, it reads the leases of
+    /// every subscription that has checkpoints or is retired: one whose workers have saved no
+    /// checkpoint yet shows only with --subscription. Exits with 3 when there is no live lease
+    /// or worker to show.
+    Leases {
+        /// The group.
+        group: String,
+        /// Only this subscription (any name, checkpoints or not).
+        #[arg(long, short)]
+        subscription: Option<String>,
+        /// One JSON object instead: group, subscriptions (subscription, leases, owners each);
+        /// times left in milliseconds, null where the store has no clock (DynamoDB).
         #[arg(long)]
         json: bool,
     },
@@ -141,6 +157,7 @@ impl Command {
         match self {
             Command::Groups { .. } => "groups",
             Command::List { .. } => "list",
+            Command::Leases { .. } => "leases",
             Command::Start(_) => "start",
             Command::Retire { .. } => "retire",
             Command::Purge { .. } => "purge",

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use checkpoint_core::{CheckpointAdmin, Error, Operation};
+use checkpoint_core::{CheckpointAdmin, Error, LeaseStore, Operation};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 use checkpoint_postgres::{BACKEND as BACKEND_POSTGRES, PostgresCheckpointStore};
 use checkpoint_redis::RedisCheckpointStore;
@@ -41,8 +41,14 @@ impl Default for Settings {
     }
 }
 
-/// A store of any backend, with the operations API.
-pub type Store = Box<dyn CheckpointAdmin>;
+/// What the command needs of a store: the operations API and the leases. Every store of the
+/// workspace has both.
+pub trait StoreApi: CheckpointAdmin + LeaseStore {}
+
+impl<T: CheckpointAdmin + LeaseStore + ?Sized> StoreApi for T {}
+
+/// A store of any backend, with the operations API and the leases.
+pub type Store = Box<dyn StoreApi>;
 
 /// Opens the store `target` names, with `settings`, within `settings.timeout`.
 ///

@@ -3,6 +3,7 @@
 //! ```text
 //! checkpoint groups                                   every group, one per line
 //! checkpoint list GROUP [--subscription S] [--json]   its checkpoints and retired subscriptions
+//! checkpoint leases GROUP [-s S] [--json]             who holds which partition, live workers
 //! checkpoint start GROUP NEW --like OLD [--at P]      a new subscription where OLD stands (or at P)
 //! checkpoint start GROUP NEW --at P --partitions 0..16
 //! checkpoint start GROUP NEW --at 0=100 --at 1=250
@@ -118,6 +119,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 subscription,
                 json,
             } => commands::list(context, group, subscription.as_deref(), *json).await,
+            Command::Leases {
+                group,
+                subscription,
+                json,
+            } => commands::leases(context, group, subscription.as_deref(), *json).await,
             Command::Start(start) => match &start_from {
                 Some(from) => {
                     commands::start(context, &start.group, &start.subscription, from).await

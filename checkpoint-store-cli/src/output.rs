@@ -11,7 +11,10 @@
 //!
 //! `checkpoints` is sorted by subscription (by the bytes of its name), then partition;
 //! `retired` is sorted. Positions are integers up to 2^63 - 1: read them with a parser that
-//! keeps 64-bit integers exact. `groups --json` prints an array of names.
+//! keeps 64-bit integers exact. `groups --json` prints an array of names. `leases` is in
+//! [`leases`].
+
+pub mod leases;
 
 use std::io::Write;
 

@@ -3,6 +3,7 @@
 //! store and a buffer.
 
 mod groups;
+mod leases;
 mod list;
 mod purge;
 mod retire;
@@ -13,18 +14,20 @@ use std::io::Write;
 use checkpoint_core::{CheckpointAdmin, Error};
 
 pub use groups::groups;
+pub use leases::leases;
 pub use list::list;
 pub use purge::purge;
 pub use retire::retire;
 pub use start::{StartFrom, start};
 
 use crate::confirm::Confirm;
+use crate::connect::StoreApi;
 use crate::error::CliError;
 
 /// What every command works with.
 pub struct Context<'a> {
     /// The store.
-    pub store: &'a dyn CheckpointAdmin,
+    pub store: &'a dyn StoreApi,
     /// Where the store is, without credentials, for questions.
     pub endpoint: &'a str,
     /// Standard output.

@@ -8,10 +8,12 @@
 //! | `usage` | the command line, bad URLs, unreachable servers, timeouts |
 //! | `missing` | a SQLite file, a PostgreSQL or DynamoDB table that does not exist yet |
 //! | `commands` | every command on every backend |
+//! | `leases` | `leases` on every backend, over leases the test acquires |
 //! | `secrets` | no password or secret key printed, whatever happens |
 //! | `zombie` | a retire while another process keeps saving under the name |
 
 mod commands;
+mod leases;
 mod missing;
 mod secrets;
 mod support;

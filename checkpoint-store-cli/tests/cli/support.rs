@@ -11,11 +11,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use checkpoint_core::CheckpointAdmin;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 use checkpoint_postgres::PostgresCheckpointStore;
 use checkpoint_sqlite::SqliteCheckpointStore;
-use checkpoint_store_cli::connect::{Settings, connect};
+use checkpoint_store_cli::connect::{Settings, Store, connect};
 use checkpoint_store_cli::target::Target;
 
 pub use checkpoint_conformance::fresh_group;
@@ -132,8 +131,8 @@ pub struct Fixture {
     pub url: String,
     /// The environment the command needs (DynamoDB's).
     pub env: Vec<(String, String)>,
-    /// The store, opened in this process.
-    pub store: Box<dyn CheckpointAdmin>,
+    /// The store, opened in this process: checkpoints, operations and leases.
+    pub store: Store,
     /// A temporary directory removed on drop (SQLite).
     _dir: Option<TempDir>,
 }
@@ -172,7 +171,7 @@ impl Fixture {
                     .without_timeout();
                 store.create_table().await.expect("create the table");
                 env = dynamodb_env(&endpoint);
-                let store: Box<dyn CheckpointAdmin> = Box::new(store);
+                let store: Store = Box::new(store);
                 return Self {
                     url: format!("dynamodb://{table}"),
                     env,

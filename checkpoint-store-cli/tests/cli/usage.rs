@@ -9,7 +9,7 @@ use crate::support::{TempDir, cli, dynamodb_env};
 fn help_and_version_succeed() {
     let help = cli(&["--help"], &[]);
     assert!(help.ok().contains("Usage: checkpoint"), "{help:#?}");
-    for command in ["groups", "list", "start", "retire", "purge"] {
+    for command in ["groups", "list", "leases", "start", "retire", "purge"] {
         let help = cli(&[command, "--help"], &[]);
         assert!(help.ok().contains(command), "{help:#?}");
     }
@@ -22,6 +22,9 @@ fn a_wrong_command_line_is_one_line_and_exit_code_2() {
         &["lst"][..],
         &["list"],
         &["list", "g", "--bogus"],
+        &["leases"],
+        &["leases", "g", "--subscription"],
+        &["leases", "g", "--bogus", "--url", "sqlite:x.db"],
         &["start", "g", "new", "--at", "x", "--url", "sqlite:x.db"],
         &["groups", "--url", "sqlite:x.db", "--timeout", "0"],
     ] {
