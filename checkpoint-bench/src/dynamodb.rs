@@ -19,6 +19,9 @@ use crate::subject::{
 /// The bench's own table, deleted and created again at the start of every run.
 const TABLE: &str = "checkpoint_bench";
 
+/// The table of the `groups` rows, deleted and created again at the start of every run.
+const GROUPS_TABLE: &str = "checkpoint_bench_groups";
+
 // The store's save request as it was before the operations API (issue 13), copied from
 // checkpoint-dynamodb/src/requests.rs of then (`SAVE_UPDATE`, `SAVE_CONDITION`, the attribute
 // names and sort key format of layout.rs): the crate keeps them private. Kept at that version
@@ -82,6 +85,23 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
     }
     let store = DynamoDbCheckpointStore::new(direct_client.clone()).with_table(TABLE)?;
     store.create_table().await?;
+    let groups_store = DynamoDbCheckpointStore::new(direct_client.clone())
+        .with_table(GROUPS_TABLE)?
+        .without_timeout();
+    match direct_client
+        .delete_table()
+        .table_name(GROUPS_TABLE)
+        .send()
+        .await
+    {
+        Ok(_) => {}
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) => {}
+        Err(error) => return Err(context("deleting the groups table")(error)),
+    }
+    groups_store.create_table().await?;
 
     let authority = endpoint
         .split_once("://")
@@ -97,6 +117,7 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
         server: "moto (DynamoDB emulator, Python; see scripts/services/dynamodb.sh)".to_owned(),
         direct: subject(direct_client)?,
         counted: Some((subject(counted_client)?, proxy)),
+        groups_store: Arc::new(groups_store),
         documented: Documented {
             save: 1,
             load: 1,
@@ -229,6 +250,7 @@ fn subject(client: Client) -> Result<Subject, BenchError> {
         raw_save,
         hand_save,
         raw_list,
+        raw_save_all: None,
     })
 }
 

@@ -17,6 +17,7 @@
 )]
 
 mod allocator;
+mod bulk;
 mod committer;
 mod dynamodb;
 mod measure;
@@ -203,8 +204,13 @@ async fn run(args: Args) -> Result<bool, BenchError> {
                 Outcome::default()
             };
             if args.committer && name != "dynamodb" {
-                let (rows, targets) =
-                    committer::end_to_end(backend.name, &backend.direct.store, plan.smoke).await?;
+                let (rows, targets) = committer::end_to_end(
+                    backend.name,
+                    &(std::sync::Arc::clone(&backend.direct.store)
+                        as std::sync::Arc<dyn checkpoint_core::CheckpointStore>),
+                    plan.smoke,
+                )
+                .await?;
                 outcome.rows.extend(rows);
                 outcome.targets.extend(targets);
             }

@@ -16,6 +16,9 @@ use crate::subject::{Backend, BenchError, Documented, Subject, context};
 /// The bench's own table, emptied at the start of every run (it holds nothing else).
 const TABLE: &str = "checkpoint_bench";
 
+/// The table of the `groups` rows, emptied at the start of every run.
+const GROUPS_TABLE: &str = "checkpoint_bench_groups";
+
 /// The commit floor's table and statement (see `subject`).
 const COMMIT_FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS checkpoint_bench_commit \
     (id INT PRIMARY KEY, n BIGINT NOT NULL); \
@@ -46,6 +49,12 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         .execute(&pool)
         .await
         .map_err(context("emptying the bench table"))?;
+    let groups_store = PostgresCheckpointStore::new(pool.clone()).with_table(GROUPS_TABLE)?;
+    groups_store.migrate().await?;
+    sqlx::query(AssertSqlSafe(format!("TRUNCATE \"{GROUPS_TABLE}\"")))
+        .execute(&pool)
+        .await
+        .map_err(context("emptying the groups table"))?;
     sqlx::raw_sql(COMMIT_FLOOR_TABLE)
         .execute(&pool)
         .await
@@ -77,6 +86,7 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         server: format!("PostgreSQL {version} (synchronous_commit = {commit}, fsync = {fsync})"),
         direct: subject(pool)?,
         counted: Some((subject(counted_pool)?, proxy)),
+        groups_store: Arc::new(groups_store),
         documented: Documented {
             save: 1,
             load: 1,
@@ -104,7 +114,8 @@ fn subject(pool: PgPool) -> Result<Subject, BenchError> {
     let store = PostgresCheckpointStore::new(pool.clone()).with_table(TABLE)?;
     // The very statements the store sends, as the store renders them for the bench table.
     let (save, list) = (store.save_sql().into(), store.list_sql().into());
-    Ok(sql::subject(
+    let bulk = crate::bulk::postgres(pool.clone());
+    let mut subject = sql::subject(
         pool,
         Arc::new(store),
         Requests {
@@ -117,7 +128,9 @@ fn subject(pool: PgPool) -> Result<Subject, BenchError> {
             commit_floor: Some(COMMIT_FLOOR_SQL),
             hand_written: HAND_WRITTEN,
         },
-    ))
+    );
+    subject.raw_save_all = Some(bulk);
+    Ok(subject)
 }
 
 /// What a user writes without an upsert: lock the row, compare in the client, then update (or

@@ -16,6 +16,9 @@ use crate::subject::{
 /// The bench's own key prefix; its keys are deleted at the start of every run.
 const PREFIX: &str = "checkpoint-bench";
 
+/// The key prefix of the `groups` rows, deleted at the start of every run.
+const GROUPS_PREFIX: &str = "checkpoint-bench-groups";
+
 /// Connects, deletes the bench's keys and builds the direct and the counted subjects.
 pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
@@ -43,7 +46,9 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         .query_async(&mut manager)
         .await
         .map_err(context("CONFIG GET appendonly"))?;
-    delete_bench_keys(&mut manager).await?;
+    delete_bench_keys(&mut manager, PREFIX).await?;
+    delete_bench_keys(&mut manager, GROUPS_PREFIX).await?;
+    let groups_store = RedisCheckpointStore::new(manager.clone()).with_key_prefix(GROUPS_PREFIX)?;
 
     let ConnectionAddr::Tcp(host, port) = client.get_connection_info().addr().clone() else {
         return Err(
@@ -71,6 +76,7 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         ),
         direct: subject(&client, max_concurrency).await?,
         counted: Some((subject(&counted_client, 1).await?, proxy)),
+        groups_store: Arc::new(groups_store),
         documented: Documented {
             save: 1,
             load: 1,
@@ -79,8 +85,13 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
             // answers the first calls before the last ones have passed the proxy. The one wait
             // itself is tested in checkpoint-redis (a proxy that delays every answer).
             save_all: |n| 1..=n.div_ceil(SAVE_ALL_CHUNK) as u64,
-            // HSCAN's COUNT is a hint: the store documents "about one per 1,000", not a number.
-            list: None,
+            // HLEN, then one HGETALL up to LIST_HGETALL_MAX fields (an empty group: HLEN only);
+            // above, HSCAN steps whose COUNT is a hint: about one per LIST_SCAN_COUNT fields.
+            list: Some(|n| match n {
+                0 => 1,
+                n if n <= checkpoint_redis::LIST_HGETALL_MAX => 2,
+                n => 1 + n.div_ceil(checkpoint_redis::LIST_SCAN_COUNT) as u64,
+            }),
         },
         batch_sizes: [1_000, 10_000],
         note: "",
@@ -89,9 +100,12 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
     })
 }
 
-async fn delete_bench_keys(manager: &mut ConnectionManager) -> Result<(), BenchError> {
+async fn delete_bench_keys(
+    manager: &mut ConnectionManager,
+    prefix: &str,
+) -> Result<(), BenchError> {
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{PREFIX}:*"))
+        .arg(format!("{prefix}:*"))
         .query_async(manager)
         .await
         .map_err(context("listing the bench's keys"))?;
@@ -113,6 +127,10 @@ async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subjec
     let store = RedisCheckpointStore::new(manager.clone()).with_key_prefix(PREFIX)?;
     // The key the store uses for a group, from its public API.
     let group_key = {
+        let store = store.clone();
+        Arc::new(move |group: &str| store.group_key(group))
+    };
+    let bulk_key = {
         let store = store.clone();
         Arc::new(move |group: &str| store.group_key(group))
     };
@@ -195,6 +213,7 @@ async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subjec
         raw_save,
         hand_save,
         raw_list,
+        raw_save_all: Some(crate::bulk::redis(manager, SAVE_ALL_CHUNK, bulk_key)),
     })
 }
 

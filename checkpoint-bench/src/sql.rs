@@ -4,10 +4,9 @@
 
 use std::sync::Arc;
 
-use checkpoint_core::CheckpointStore;
 use sqlx::{AssertSqlSafe, Database, Encode, Executor, FromRow, IntoArguments, Pool, Type};
 
-use crate::subject::{ListFn, SaveArgs, SaveFn, Subject, UnitFn};
+use crate::subject::{BenchStore, ListFn, SaveArgs, SaveFn, Subject, UnitFn};
 
 /// The statements of a hand-written save: open a write transaction, read the position under
 /// it, compare in the client, then insert or update, and commit. `$1`…`$4` (or `?1`…`?4`) are
@@ -37,7 +36,7 @@ pub struct Requests {
 
 /// The subject of a SQL store: the store, and the same pool running `SELECT 1`, `requests`'
 /// commit floor, the store's own upsert and listing, and the hand-written save.
-pub fn subject<DB>(pool: Pool<DB>, store: Arc<dyn CheckpointStore>, requests: Requests) -> Subject
+pub fn subject<DB>(pool: Pool<DB>, store: Arc<dyn BenchStore>, requests: Requests) -> Subject
 where
     DB: Database,
     for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
@@ -129,5 +128,6 @@ where
         raw_save,
         hand_save,
         raw_list,
+        raw_save_all: None,
     }
 }

@@ -47,6 +47,11 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
         .map_err(context(format!("opening {}", path.display())))?;
     let store = SqliteCheckpointStore::new(pool.clone()).with_timeout(Duration::from_secs(60))?;
     store.migrate().await?;
+    // A fresh file every run: the groups table starts empty.
+    let groups_store = SqliteCheckpointStore::new(pool.clone())
+        .with_table("checkpoints_groups")?
+        .with_timeout(Duration::from_secs(60))?;
+    groups_store.migrate().await?;
     let version: String = sqlx::query_scalar("SELECT sqlite_version()")
         .fetch_one(&pool)
         .await
@@ -56,6 +61,7 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
         server: format!("SQLite {version} (embedded; WAL, synchronous = FULL, a temporary file)"),
         direct: subject(pool, store),
         counted: None,
+        groups_store: Arc::new(groups_store),
         documented: Documented {
             save: 1,
             load: 1,
@@ -72,7 +78,8 @@ pub async fn setup(path: &std::path::Path, max_concurrency: u32) -> Result<Backe
 fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
     // The very statements the store sends, as the store renders them for its table.
     let (save, list) = (store.save_sql().into(), store.list_sql().into());
-    sql::subject(
+    let bulk = crate::bulk::sqlite(pool.clone());
+    let mut subject = sql::subject(
         pool,
         Arc::new(store),
         Requests {
@@ -81,7 +88,9 @@ fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
             commit_floor: None,
             hand_written: HAND_WRITTEN,
         },
-    )
+    );
+    subject.raw_save_all = Some(bulk);
+    subject
 }
 
 /// What a user writes without an upsert: a write transaction (`BEGIN IMMEDIATE`, so two of

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use checkpoint_conformance::round_trips::CountingProxy;
-use checkpoint_core::CheckpointStore;
+use checkpoint_core::{CheckpointAdmin, LeaseStore};
 
 /// Any error of the bench: it is printed and the run fails.
 pub type BenchError = Box<dyn std::error::Error + Send + Sync>;
@@ -33,14 +33,22 @@ pub struct SaveArgs {
 pub type SaveFn = Arc<dyn Fn(SaveArgs) -> BoxFut<()> + Send + Sync>;
 /// A call that takes nothing: the floor.
 pub type UnitFn = Arc<dyn Fn() -> BoxFut<()> + Send + Sync>;
+/// A batch written without the store: the raw bulk floor of `save_all`.
+pub type BulkFn =
+    Arc<dyn Fn(Arc<str>, Arc<Vec<checkpoint_core::Checkpoint>>) -> BoxFut<()> + Send + Sync>;
 /// A raw listing of a group: the number of rows it returned.
 pub type ListFn = Arc<dyn Fn(Arc<str>) -> BoxFut<usize> + Send + Sync>;
+
+/// A store with every contract the bench measures: checkpoints, the operations API, leases.
+pub trait BenchStore: CheckpointAdmin + LeaseStore {}
+
+impl<S: CheckpointAdmin + LeaseStore + ?Sized> BenchStore for S {}
 
 /// The store and the same server without it, all on one client (pool or connection) so that
 /// the only difference between them is the store's own code.
 pub struct Subject {
     /// The store under test.
-    pub store: Arc<dyn CheckpointStore>,
+    pub store: Arc<dyn BenchStore>,
     /// The cheapest request the server answers: one round trip, no work.
     pub floor: UnitFn,
     /// PostgreSQL only: the cheapest durable write, one round trip whose commit waits for a
@@ -52,6 +60,9 @@ pub struct Subject {
     pub hand_save: SaveFn,
     /// The raw query behind `list`, rows only.
     pub raw_list: ListFn,
+    /// The same rows as a `save_all`, written by one unconditional bulk request as the store
+    /// sends its batch (see `bulk`); `None` where the backend has no bulk request (DynamoDB).
+    pub raw_save_all: Option<BulkFn>,
 }
 
 /// Round trips each store operation is documented to take, checked in every run.
@@ -83,6 +94,9 @@ pub struct Backend {
     pub counted: Option<(Subject, CountingProxy)>,
     /// What the store documents, checked against the counts.
     pub documented: Documented,
+    /// The store on a table or key prefix of its own, empty at the start of the run, for the
+    /// `groups` rows (which see every group of a table).
+    pub groups_store: Arc<dyn BenchStore>,
     /// `save_all` batch sizes of this run (1,000 and 10,000, or less for a slow emulator in
     /// the smoke mode).
     pub batch_sizes: [usize; 2],

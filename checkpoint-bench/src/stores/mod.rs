@@ -3,7 +3,9 @@
 //! workers, and `save_all` of 1,000 and 10,000 beside single saves and `list`.
 
 mod batches;
+mod groups;
 mod latency;
+mod leases;
 mod round_trips;
 mod throughput;
 
@@ -97,6 +99,8 @@ pub(crate) async fn run_backend(
     let floor = latency::measure(&mut run).await?;
     throughput::measure(&mut run, max_concurrency).await?;
     batches::measure(&mut run, &floor).await?;
+    leases::measure(&mut run).await?;
+    groups::measure(&mut run).await?;
     Ok(Outcome {
         rows: run.rows,
         targets: run.targets,
