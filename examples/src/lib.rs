@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 use checkpoint_core::{
     Argument, CheckpointStore, Error, InMemoryCheckpointStore, InvalidInput, InvalidReason,
+    LeaseStore,
 };
 use checkpoint_sqlite::SqliteCheckpointStore;
 
@@ -98,13 +99,18 @@ pub fn check_store(spec: &str) -> Result<(), OpenStoreError> {
     }
 }
 
+/// What every store of the examples offers: checkpoints and leases.
+pub trait ExampleStore: CheckpointStore + LeaseStore {}
+
+impl<S: CheckpointStore + LeaseStore + ?Sized> ExampleStore for S {}
+
 /// Opens the store `spec` names (see the crate doc), creating its table where it has one.
 ///
 /// # Errors
 ///
 /// [`OpenStoreError::NotBuilt`] for a backend this build left out; the store's own error when
 /// it cannot be opened or `spec` names no store.
-pub async fn open_store(spec: &str) -> Result<Arc<dyn CheckpointStore>, OpenStoreError> {
+pub async fn open_store(spec: &str) -> Result<Arc<dyn ExampleStore>, OpenStoreError> {
     check_store(spec)?;
     if spec == "memory" {
         return Ok(Arc::new(InMemoryCheckpointStore::new()));

@@ -1,26 +1,33 @@
-//! Lease handover: two owners of one partition, and the old one keeps saving late and lower.
+//! Lease handover on real leases: who owns a partition, what happens when the owner stalls,
+//! and a graceful handover that waits for nothing.
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --bin lease_handover                 # SQLite in a temp folder
 //! cargo run -p checkpoint-examples --features redis --bin lease_handover -- --store redis://127.0.0.1:6379
 //! ```
 //!
-//! Owner A holds the lease on partition 0 and saves its progress. It stalls (a long GC pause,
-//! a network partition), its lease expires, and owner B takes over from the saved checkpoint.
-//! Then A wakes up, still believing it owns the partition, and delivers its late saves. They
-//! are all behind what B has completed, so the store ignores them: the checkpoint never moves
-//! back, without any fencing token.
+//! Worker A acquires the lease on partition 0 and saves its progress. It stalls (a long GC
+//! pause, a network partition), stops renewing, and its lease expires on the store's clock.
+//! Worker B then acquires it, under a higher epoch, and resumes from the saved checkpoint. A
+//! wakes up: its renew is refused (`NotHeld`), but saves it had in flight still arrive late.
+//! They are behind what B has completed, so the store ignores them: the checkpoint never moves
+//! back. A sink of your own can also refuse them by their older epoch, the fencing token.
+//! Finally B hands the partition to C gracefully: it writes its last checkpoint and releases
+//! the lease, and C acquires it at once, without waiting for an expiry.
 
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use checkpoint_core::CheckpointStore;
-use checkpoint_examples::open_store;
-use tokio::sync::Notify;
+use checkpoint_core::lease::holder_deadline;
+use checkpoint_core::{CheckpointStore, Error};
+use checkpoint_examples::{ExampleStore, open_store};
 
 const SUBSCRIPTION: &str = "invoices";
 const PARTITION: u32 = 0;
+/// Short, so that the example sees an expiry in about a second.
+const LEASE: Duration = Duration::from_millis(800);
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -43,8 +50,6 @@ async fn main() -> ExitCode {
     }
 }
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
 async fn stored(store: &dyn CheckpointStore, group: &str) -> Result<String, BoxError> {
     Ok(match store.load(group, SUBSCRIPTION, PARTITION).await? {
         Some(position) => position.to_string(),
@@ -52,80 +57,111 @@ async fn stored(store: &dyn CheckpointStore, group: &str) -> Result<String, BoxE
     })
 }
 
+/// `owner` acquires the partition, retrying until the current holder's lease expired or was
+/// released; its epoch and how long it waited.
+async fn acquire(
+    store: &dyn ExampleStore,
+    group: &str,
+    owner: &str,
+) -> Result<(u64, Duration), BoxError> {
+    let start = Instant::now();
+    loop {
+        let acquired = store
+            .acquire(group, SUBSCRIPTION, owner, &[PARTITION], LEASE)
+            .await?;
+        if let Some(lease) = acquired.granted.first() {
+            return Ok((lease.epoch, start.elapsed()));
+        }
+        if start.elapsed() > LEASE * 20 {
+            return Err(format!("{owner} never got the lease").into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn run(store_spec: &str) -> Result<(), BoxError> {
     let store = open_store(store_spec).await?;
+    let store = &*store;
     let group = format!("lease-{}", std::process::id());
-    println!("store: {store_spec}; checkpoint ({group}, {SUBSCRIPTION}, partition {PARTITION})\n");
+    println!(
+        "store: {store_spec}; lease of ({group}, {SUBSCRIPTION}, partition {PARTITION}), {LEASE:?} at a time\n"
+    );
 
-    let lease_expired = Arc::new(Notify::new());
-    let b_done = Arc::new(Notify::new());
-
-    // Owner A: completes 0..=350 and saves every 100; its save of 400 and 450 are still in
-    // flight when it stalls.
-    let a = {
-        let (store, group) = (Arc::clone(&store), group.clone());
-        let (lease_expired, b_done) = (Arc::clone(&lease_expired), Arc::clone(&b_done));
-        tokio::spawn(async move {
-            for position in [100, 200, 300] {
-                store
-                    .save(&group, SUBSCRIPTION, PARTITION, position)
-                    .await?;
-                println!(
-                    "A saves {position:>4}  → stored {}",
-                    stored(&*store, &group).await?
-                );
-            }
-            println!("A stalls (a long pause); its lease expires");
-            lease_expired.notify_one();
-            b_done.notified().await;
-            println!(
-                "A wakes up, still thinks it owns the partition, and delivers its late saves:"
-            );
-            for position in [400, 450] {
-                store
-                    .save(&group, SUBSCRIPTION, PARTITION, position)
-                    .await?;
-                println!(
-                    "A saves {position:>4}  → stored {} (A is a zombie: ignored)",
-                    stored(&*store, &group).await?
-                );
-            }
-            Ok::<_, BoxError>(())
-        })
-    };
-
-    // Owner B: takes the lease, resumes from the checkpoint, completes up to 900.
-    let b = {
-        let (store, group) = (Arc::clone(&store), group.clone());
-        tokio::spawn(async move {
-            lease_expired.notified().await;
-            let resume = store
-                .load(&group, SUBSCRIPTION, PARTITION)
-                .await?
-                .unwrap_or(0);
-            println!("B takes the lease and resumes at {resume}");
-            for position in [500, 700, 900] {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                store
-                    .save(&group, SUBSCRIPTION, PARTITION, position)
-                    .await?;
-                println!(
-                    "B saves {position:>4}  → stored {}",
-                    stored(&*store, &group).await?
-                );
-            }
-            b_done.notify_one();
-            Ok::<_, BoxError>(())
-        })
-    };
-
-    a.await??;
-    b.await??;
-    let last = store.load(&group, SUBSCRIPTION, PARTITION).await?;
-    println!("\nfinal checkpoint: {last:?}");
-    if last != Some(900) {
-        return Err(format!("the checkpoint moved back: {last:?}, expected Some(900)").into());
+    let sent = Instant::now();
+    let (epoch_a, _) = acquire(store, &group, "worker-a").await?;
+    let mut deadline_a = holder_deadline(sent, LEASE);
+    println!("A acquires the lease: epoch {epoch_a}");
+    for position in [100, 200, 300] {
+        store
+            .save(&group, SUBSCRIPTION, PARTITION, position)
+            .await?;
+        let sent = Instant::now();
+        store.renew(&group, SUBSCRIPTION, "worker-a", LEASE).await?;
+        deadline_a = holder_deadline(sent, LEASE);
+        println!(
+            "A saves {position:>4}  → stored {}, and renews",
+            stored(store, &group).await?
+        );
     }
-    println!("the zombie's late, lower saves never moved it back.");
+    println!("A stalls (a long pause) with saves of 400 and 450 in flight; it stops renewing");
+
+    let (epoch_b, waited) = acquire(store, &group, "worker-b").await?;
+    let after_deadline = Instant::now().saturating_duration_since(deadline_a);
+    println!(
+        "B acquires the lease after {waited:.1?} of trying, {after_deadline:.1?} after A's local deadline: epoch {epoch_b}"
+    );
+    let resume = store
+        .load(&group, SUBSCRIPTION, PARTITION)
+        .await?
+        .unwrap_or(0);
+    println!("B resumes at {resume}");
+    for position in [500, 700, 900] {
+        store
+            .save(&group, SUBSCRIPTION, PARTITION, position)
+            .await?;
+        println!(
+            "B saves {position:>4}  → stored {}",
+            stored(store, &group).await?
+        );
+    }
+
+    println!("A wakes up and renews:");
+    match store.renew(&group, SUBSCRIPTION, "worker-a", LEASE).await {
+        Err(Error::NotHeld { .. }) => println!("  refused (NotHeld): A knows it lost the lease"),
+        other => return Err(format!("A's renew after B took over: {other:?}").into()),
+    }
+    for position in [400, 450] {
+        store
+            .save(&group, SUBSCRIPTION, PARTITION, position)
+            .await?;
+        println!(
+            "A's late save of {position} arrives → stored {} (ignored; a sink fencing by epoch would refuse epoch {epoch_a} < {epoch_b} too)",
+            stored(store, &group).await?
+        );
+    }
+
+    let released = store
+        .release(&group, SUBSCRIPTION, "worker-b", &[PARTITION])
+        .await?;
+    println!(
+        "\nB hands over gracefully: its last checkpoint is written, then it releases {:?}",
+        released.released
+    );
+    let (epoch_c, waited) = acquire(store, &group, "worker-c").await?;
+    println!(
+        "C acquires the lease after {waited:.1?} (no expiry to wait for): epoch {epoch_c}, resumes at {}",
+        stored(store, &group).await?
+    );
+
+    let last = store.load(&group, SUBSCRIPTION, PARTITION).await?;
+    if last != Some(900) || !(epoch_a < epoch_b && epoch_b < epoch_c) {
+        return Err(format!(
+            "unexpected end: checkpoint {last:?}, epochs {epoch_a}, {epoch_b}, {epoch_c}"
+        )
+        .into());
+    }
+    println!(
+        "\nfinal checkpoint: 900; epochs {epoch_a} < {epoch_b} < {epoch_c}: the zombie's late saves never moved it back."
+    );
     Ok(())
 }

@@ -29,7 +29,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use checkpoint_committer::{Committer, Partition};
 use checkpoint_core::CheckpointStore;
-use checkpoint_examples::{check_store, checkpoint_list_command, display_store, open_store};
+use checkpoint_examples::{
+    ExampleStore, check_store, checkpoint_list_command, display_store, open_store,
+};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -297,9 +299,6 @@ async fn report_writes(committer: Committer) {
     }
 }
 
-async fn committer_summary(
-    store: &Arc<dyn CheckpointStore>,
-    group: &str,
-) -> Result<String, BoxError> {
+async fn committer_summary(store: &Arc<dyn ExampleStore>, group: &str) -> Result<String, BoxError> {
     Ok(describe(&positions(&**store, group).await?))
 }
