@@ -72,7 +72,7 @@ impl Plan {
                 latency_per_round: 100,
                 throughput_rounds: 3,
                 throughput_slice: Duration::from_secs(1),
-                batch_reps: [10, 3],
+                batch_reps: [10, 7],
                 single_saves: None,
                 list_reps: 10,
             }
