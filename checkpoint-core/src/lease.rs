@@ -205,6 +205,10 @@ pub struct LeaseTable {
 /// [`MIN_LEASE_DURATION`]`..=`[`MAX_LEASE_DURATION`], at most [`MAX_LEASE_PARTITIONS`]
 /// partitions, none twice.
 ///
+/// An owner id belongs to one store instance (and its clones) at a time: a worker that
+/// restarts takes a new id. (DynamoDB keeps a holder's deadline in the instance that acquired,
+/// so there another instance's renew or release of the same owner is refused.)
+///
 /// A retired subscription cannot be leased ([`Error::Retired`] from `acquire` and `renew`), and
 /// [`purge`](crate::CheckpointAdmin::purge) removes its leases and heartbeats. A lease never
 /// moves a checkpoint: the new holder reads the stored one, and a late save of the old holder
