@@ -143,7 +143,7 @@ pub fn validate_start_at(
 }
 
 /// Checks a lease duration: within
-/// [`MIN_LEASE_DURATION`](crate::lease::MIN_LEASE_DURATION)`..=`[`MAX_LEASE_DURATION`](crate::lease::MAX_LEASE_DURATION).
+/// [`MIN_LEASE_DURATION`]`..=`[`MAX_LEASE_DURATION`].
 pub fn validate_duration(duration: Duration) -> Result<(), InvalidInput> {
     if !(MIN_LEASE_DURATION..=MAX_LEASE_DURATION).contains(&duration) {
         return Err(InvalidInput::new(
@@ -159,7 +159,7 @@ pub fn validate_duration(duration: Duration) -> Result<(), InvalidInput> {
 }
 
 /// Checks the partitions of a lease operation: at most
-/// [`MAX_LEASE_PARTITIONS`](crate::lease::MAX_LEASE_PARTITIONS), none twice (the error names
+/// [`MAX_LEASE_PARTITIONS`], none twice (the error names
 /// the index of the second). Empty is valid.
 pub fn validate_partitions(partitions: &[u32]) -> Result<(), InvalidInput> {
     if partitions.len() > MAX_LEASE_PARTITIONS {
