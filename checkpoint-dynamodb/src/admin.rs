@@ -3,9 +3,10 @@
 //! `retired` and `pending` flags on checkpoint items, the create protocol of
 //! [`requests::create`](crate::requests::create)).
 //!
-//! These calls send several requests (a page of a `Query` or `Scan`, then one request per
-//! item); the store's timeout bounds each request, not the call, so that an operation on a
-//! large subscription never fails for its size alone.
+//! `groups` reads the groups' markers (the crate documentation, "Groups"), which `retire`, the
+//! create protocol and `start_at` write. These calls send several requests (a page of a
+//! `Query`, then one request per item or group); the store's timeout bounds each request, not
+//! the call, so that an operation on a large subscription never fails for its size alone.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -13,14 +14,28 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use checkpoint_core::validation::{validate_group, validate_key, validate_start_at};
 use checkpoint_core::{CheckpointAdmin, Error, Operation};
+use futures_util::{StreamExt, TryStreamExt, stream};
 
+use crate::layout::MarkerItem;
 use crate::requests::admin::{
-    delete_checkpoint, delete_tombstone, groups_page, mark_retired, put_tombstone,
-    read_subscription, tombstones_page,
+    delete_checkpoint, delete_tombstone, mark_retired, put_tombstone, read_subscription,
+    tombstones_page,
+};
+use crate::requests::groups::{
+    mark, markers_complete, markers_page, put_marker, put_markers_complete, scan_groups_page,
+    shown_page,
 };
 use crate::requests::lease;
 use crate::requests::start_at::{self, Attempt};
 use crate::{BACKEND, DynamoDbCheckpointStore};
+
+/// How many items the check that a marked group shows something reads in its first `Query`
+/// page; each further page reads [`SHOWN_GROWTH`] times more, up to [`SHOWN_MAX_LIMIT`].
+const SHOWN_FIRST_LIMIT: i32 = 1;
+/// How many times more items each further page of that check reads.
+const SHOWN_GROWTH: i32 = 10;
+/// The most items one page of that check reads.
+const SHOWN_MAX_LIMIT: i32 = 1_000;
 
 /// How many times `start_at` tries when a concurrent writer of the same name refuses it.
 const START_AT_ATTEMPTS: u32 = 4;
@@ -42,6 +57,82 @@ fn start_at_pause(attempt: u32, took: Duration) -> Duration {
 }
 
 impl DynamoDbCheckpointStore {
+    /// Fills the markers in unless the "markers complete" item says they are: one `GetItem`.
+    pub(crate) async fn ensure_group_markers(&self, op: Operation) -> Result<(), Error> {
+        if self.within(op, markers_complete(self, op)).await? {
+            return Ok(());
+        }
+        self.fill_in_markers(op).await
+    }
+
+    /// The filling-in: a `Scan` of the table's partition keys, a marker per group found (any
+    /// item of it: `groups` checks each marked group anyway), then "markers complete".
+    pub(crate) async fn fill_in_markers(&self, op: Operation) -> Result<(), Error> {
+        let (found, pages) = self
+            .every_page(op, |start| scan_groups_page(self, op, start))
+            .await?;
+        let found: Vec<String> = found
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        tracing::info!(
+            pages,
+            groups = found.len(),
+            "filling in the groups' markers"
+        );
+        self.each(op, found, |group| async move {
+            put_marker(self, op, &group).await
+        })
+        .await?;
+        self.within(op, put_markers_complete(self, op)).await
+    }
+
+    /// Every marked group, sorted by bytes, from the markers' `Query` (every page); on a table
+    /// without the "markers complete" item (it sorts first), the markers are filled in first.
+    async fn marked_groups(&self) -> Result<Vec<String>, Error> {
+        let op = Operation::Groups;
+        let mut filled_in = false;
+        loop {
+            let (items, pages) = self
+                .every_page(op, |start| markers_page(self, start))
+                .await?;
+            let complete = items.first() == Some(&MarkerItem::Complete);
+            if complete || filled_in {
+                tracing::debug!(pages, "markers read");
+                let groups = items.into_iter().filter_map(|item| match item {
+                    MarkerItem::Group(group) => Some(group),
+                    MarkerItem::Complete => None,
+                });
+                return Ok(groups.collect());
+            }
+            self.fill_in_markers(op).await?;
+            filled_in = true;
+        }
+    }
+
+    /// Whether a marked group shows something (a tombstone or a live checkpoint): a `Query` of
+    /// the group from its end, one item at first, more on each further page, until one is
+    /// found or the group is read to its start.
+    async fn is_shown(&self, group: &str) -> Result<bool, Error> {
+        let op = Operation::Groups;
+        let mut limit = SHOWN_FIRST_LIMIT;
+        let mut start = None;
+        loop {
+            let page = self
+                .within(op, shown_page(self, group, limit, start.take()))
+                .await?;
+            if !page.items.is_empty() {
+                return Ok(true);
+            }
+            match page.next {
+                Some(next) => start = Some(next),
+                None => return Ok(false),
+            }
+            limit = limit.saturating_mul(SHOWN_GROWTH).min(SHOWN_MAX_LIMIT);
+        }
+    }
+
     /// `purge` of a retired subscription: every lease and heartbeat it has, each item deleted
     /// (under the tombstone, which refuses every `acquire` meanwhile).
     async fn purge_leases(&self, group: &str, subscription: &str) -> Result<(), Error> {
@@ -61,9 +152,13 @@ impl DynamoDbCheckpointStore {
 
 #[async_trait]
 impl CheckpointAdmin for DynamoDbCheckpointStore {
-    /// A `Scan` of the table's keys and flags with `ConsistentRead`, every page followed
-    /// ([`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items per
-    /// page, else 1 MB): a group counts when it holds a tombstone or a live checkpoint.
+    /// A consistent `Query` of the groups' markers, every page followed
+    /// ([`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items per page,
+    /// else 1 MB), then for each marked group, at most
+    /// [`with_max_concurrency`](DynamoDbCheckpointStore::with_max_concurrency) at once, a
+    /// consistent `Query` with `Limit` 1 of its last item that is a tombstone or a live
+    /// checkpoint (a group emptied by `purge` keeps its marker, and is left out). On a table
+    /// without the "markers complete" item, the markers are filled in first, once.
     #[tracing::instrument(
         name = "checkpoint.groups",
         level = "debug",
@@ -71,13 +166,22 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
         fields(backend = BACKEND, table = %self.table())
     )]
     async fn groups(&self) -> Result<Vec<String>, Error> {
-        let op = Operation::Groups;
-        let (shown, pages) = self
-            .every_page(op, |start| groups_page(self, start))
+        let marked = self.marked_groups().await?;
+        // Each request of a check is bounded by the timeout, not the check (`is_shown`).
+        let checked: Vec<(String, bool)> = stream::iter(marked)
+            .map(|group| async move {
+                let shown = self.is_shown(&group).await?;
+                Ok::<_, Error>((group, shown))
+            })
+            .buffer_unordered(self.max_concurrency())
+            .try_collect()
             .await?;
         // A `BTreeSet<String>` is sorted by the bytes of the names.
-        let groups: BTreeSet<String> = shown.into_iter().collect();
-        tracing::debug!(pages, groups = groups.len(), "scanned");
+        let groups: BTreeSet<String> = checked
+            .into_iter()
+            .filter_map(|(group, shown)| shown.then_some(group))
+            .collect();
+        tracing::debug!(groups = groups.len(), "checked");
         Ok(groups.into_iter().collect())
     }
 
@@ -120,8 +224,9 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
         }
     }
 
-    /// A `PutItem` of the tombstone, then a consistent `Query` of the group, every page
-    /// followed, and an `UpdateItem` setting `retired` on each of the subscription's items.
+    /// A `PutItem` of the group's marker (unless this instance wrote it already), then one of
+    /// the tombstone, then a consistent `Query` of the group, every page followed, and an
+    /// `UpdateItem` setting `retired` on each of the subscription's items.
     #[tracing::instrument(
         name = "checkpoint.retire",
         level = "debug",
@@ -131,6 +236,8 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
     async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
         validate_key(group, subscription)?;
         let op = Operation::Retire;
+        // The group's marker before the tombstone, which shows the group at once.
+        self.within(op, mark(self, op, group)).await?;
         self.within(op, put_tombstone(self, group, subscription))
             .await?;
         // Only after the tombstone: any item created from here on sees it at step (b).

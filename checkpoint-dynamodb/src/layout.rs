@@ -16,8 +16,10 @@ use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue
 
 use crate::BACKEND;
 
+mod groups;
 mod lease;
 
+pub(crate) use groups::*;
 pub(crate) use lease::*;
 
 /// The partition key: the group, as given.

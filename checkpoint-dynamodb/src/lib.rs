@@ -65,6 +65,12 @@
 //! [`Error::Backend`](checkpoint_core::Error::Backend) whose source is a
 //! [`checkpoint_core::UnexpectedValue`].
 //!
+//! Every group also has a **marker**, an item under the partition key `"\0groups"` whose sort
+//! key is the group's name, which `groups` reads instead of the checkpoints (see
+//! [Groups](#groups-a-marker-per-group)); the leases have items of their own (see
+//! [Leases](#leases)). Both live under partition keys that start with NUL, which no group name
+//! holds, so no read of a group ever meets them.
+//!
 //! [`create_table`](DynamoDbCheckpointStore::create_table) creates the table with on-demand
 //! billing. To provision it yourself, only the key schema needs defining:
 //!
@@ -80,22 +86,24 @@
 //!
 //! Counted on the wire by the integration tests (`round_trips`). A checkpoint that exists costs
 //! one request per write; its first write (a `save`, `claim` or `start_at`) takes the create
-//! protocol's four, once.
+//! protocol's four, once, and one more, the group's marker `PutItem` (sent at the same time as
+//! the tombstone read), when this store instance has not written that group's marker yet.
 //!
 //! | operation | requests |
 //! | --- | --- |
-//! | `save` | 1 `UpdateItem` (condition `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)`), ahead or behind; the first save of a checkpoint 4 |
-//! | `save_all` of N distinct keys | N `UpdateItem`, at most [`DEFAULT_MAX_CONCURRENCY`] in flight; 4 per key saved for the first time; an empty batch 0 |
+//! | `save` | 1 `UpdateItem` (condition `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)`), ahead or behind; the first save of a checkpoint 4, or 5 with the group's marker (the first this instance makes in the group) |
+//! | `save_all` of N distinct keys | N `UpdateItem`, at most [`DEFAULT_MAX_CONCURRENCY`] in flight; 4 per key saved for the first time, and the group's marker once if this instance has not written it (60 new keys of a new group: 241); an empty batch 0 |
 //! | `load` | 1 `GetItem`, `ConsistentRead` |
 //! | `list` | 1 `Query`, `ConsistentRead`, per page (1 MB, or [`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items) |
-//! | `claim` | 1 `UpdateItem` with `if_not_exists`, returning the item, refused or not (a monotonic checkpoint is adopted in it); 2 when the reply lacks the item; the first claim of a checkpoint 4 |
+//! | `claim` | 1 `UpdateItem` with `if_not_exists`, returning the item, refused or not (a monotonic checkpoint is adopted in it); 2 when the reply lacks the item; the first claim of a checkpoint 4 (5 with the group's marker) |
 //! | `advance` | 1 `UpdateItem`, condition `position = :from`, the old item returned when refused; 2 when a refusal comes back without it (no checkpoint, or a server that leaves it out) |
-//! | `start_at` of 3 partitions | 8: a `Query` of the group, a `PutItem` each, a second `Query`, an `UpdateItem` each |
-//! | `retire` of 3 checkpoints | 5: the tombstone `PutItem`, a `Query` of the group, an `UpdateItem` each |
+//! | `start_at` of 3 partitions | 8: a `Query` of the group, a `PutItem` each, a second `Query`, an `UpdateItem` each; 9 when this instance has not written the group's marker (its `PutItem` beside the second `Query`) |
+//! | `retire` of 3 checkpoints | 5: the tombstone `PutItem`, a `Query` of the group, an `UpdateItem` each; 6 when this instance has not written the group's marker (its `PutItem` first) |
 //! | a save of a retired subscription | 1 on an existing checkpoint; 4 on a partition it never saved |
 //! | `retired` | 1 `Query` per page |
 //! | `purge` of 4 items | 7: a `Query` of the group, a `DeleteItem` each, a `Query` of the subscription's leases (and a `DeleteItem` per lease and heartbeat it finds), the tombstone's `DeleteItem` |
-//! | `groups` | 1 `Scan` of keys and flags per page, `ConsistentRead` |
+//! | `groups` of G groups | 1 + G, however many checkpoints: a `Query` of the markers per page, then a `Query` with `Limit` 1 per marked group, at most [`DEFAULT_MAX_CONCURRENCY`] at once (more only for a group whose last items are hidden: see below); the first call on a table without the "markers complete" item fills the markers in first |
+//! | `create_table` of an existing table | `CreateTable` (refused), `DescribeTable`, a `GetItem` of the "markers complete" item; the first time on a table of an earlier version, the filling-in too |
 //!
 //! A `Query` of the group counts once per page. `save_all` sends one request per key because
 //! no DynamoDB request writes several items each under its own condition independently:
@@ -130,8 +138,9 @@
 //! - **The create protocol**: (a) `PutItem` of the item with `pending = true`, only where no
 //!   item is; (b) a consistent `GetItem` of the tombstone: if there is one, the item is marked
 //!   `retired` and the save ignored (a claim fails with
-//!   [`Error::Retired`](checkpoint_core::Error::Retired)); (c) `REMOVE pending`, only if not
-//!   `retired`. Reads treat a pending item as absent.
+//!   [`Error::Retired`](checkpoint_core::Error::Retired)), and at the same time the group's
+//!   marker is put (see [Groups](#groups-a-marker-per-group)); (c) `REMOVE pending`, only if
+//!   not `retired`. Reads treat a pending item as absent.
 //!
 //! **Why it is safe.** An item becomes visible only at (c), after (b) found no tombstone. If
 //! the tombstone was acknowledged before (b) began, (b) sees it (a consistent read reflects
@@ -156,6 +165,61 @@
 //! Purge only once no process can still save under the name: a zombie saving during a purge
 //! may leave an invisible retired item, which makes a later `start_at` of the name answer
 //! `Exists` until the next `purge`.
+//!
+//! # Groups: a marker per group
+//!
+//! `groups` must cost what the number of groups costs, not what the table holds: a `Scan`
+//! reads (and DynamoDB bills) every checkpoint ever written. So every group has a **marker**:
+//! an item with the partition key `"\0groups"` and the group's name as its sort key (plus
+//! `updated_at`). `groups` is a consistent `Query` of that one partition key, which returns
+//! the names sorted by their bytes, as the contract wants, then a check of each marked group.
+//!
+//! - **Written before anything of the group is visible.** The create protocol puts the marker
+//!   at step (b), beside the tombstone read, and only after both does (c) make the item
+//!   visible; `start_at` puts it beside its second `Query`, before its (c); `retire` puts it
+//!   before the tombstone. A failed marker fails the call, which leaves nothing visible (a
+//!   pending item, finished with its marker by the next write). So every group with a live
+//!   checkpoint or a tombstone has its marker. The normal save, on an existing checkpoint,
+//!   never touches it: still one request.
+//! - **Never deleted, and checked.** `purge` leaves the marker: deleting it could race a
+//!   first save in another process that has just written it (or remembers it), and lose a
+//!   group that has a checkpoint. A stale marker is filtered out instead: for each marker,
+//!   `groups` sends a consistent `Query` of the group from its last item backwards (a group's
+//!   tombstones sort last), `Limit` 1, filtered to items neither `retired` nor `pending`; a
+//!   group shows when one comes back. Only a group whose last items are all hidden (retired
+//!   leftovers without a tombstone, pending items) takes more pages, each reading ten times
+//!   more items (up to 1,000). A group emptied by `purge` costs its one `Query` in every
+//!   `groups` after.
+//! - **Written once per store instance.** Each instance (with its clones) remembers the
+//!   groups whose marker it has written (up to 10,000, then it starts again), so only its
+//!   first checkpoint creation, `start_at` or `retire` in a group pays the marker; concurrent
+//!   first writes of a group (a `save_all` of new keys) send it once, the others waiting for
+//!   it. That memory cannot go stale, as the store never deletes a marker (delete one by hand
+//!   only with every writer stopped).
+//! - **One partition key.** Markers are written at most once per group and instance, so their
+//!   partition's throughput (1,000 writes and 3,000 reads per second on DynamoDB) limits only
+//!   a table that creates groups faster than that.
+//!
+//! **Tables written by an earlier version** have no markers. The item with the sort key
+//! `"\0complete"` under `"\0groups"` (it sorts before every group, so the markers' first page
+//! shows it) says that every group has its marker. Without it, the filling-in runs first: one
+//! consistent `Scan` of the partition keys, a marker `PutItem` per group found (any group
+//! with an item: the check leaves out those with nothing to show), then the "complete" item.
+//! [`create_table`](DynamoDbCheckpointStore::create_table) does it (after one `GetItem` of the
+//! "complete" item), and so does the first `groups` on a table without it (a table
+//! provisioned by hand and never given to `create_table`); after that no call scans again.
+//! Concurrent fillings-in are harmless: each writes the same markers. On a new table the
+//! `Scan` reads nothing.
+//!
+//! **A mixed-version deployment** (a process of an earlier version still writing while this one
+//! has filled the markers in): the earlier version writes no markers, so a group whose first
+//! item it writes after the filling-in is not listed by `groups` (its checkpoints are saved,
+//! loaded and listed by `list` as always) until this version creates a checkpoint, a
+//! `start_at` or a `retire` in it, or until
+//! [`fill_in_group_markers`](DynamoDbCheckpointStore::fill_in_group_markers) runs: run it once
+//! after the last process of the earlier version has stopped. Groups it wrote before the
+//! filling-in are found by the `Scan` (a pending item counts). The earlier version's own
+//! `groups` skips the markers (their partition key holds a NUL) and answers as before.
 //!
 //! # Leases
 //!
@@ -262,9 +326,12 @@
 //!
 //! # Security
 //!
-//! IAM: `dynamodb:GetItem`, `PutItem` (a checkpoint's first write, a lease's first grant),
-//! `UpdateItem` and `Query` on the table (leases need nothing more); `CreateTable` and `DescribeTable` for `create_table`; `Scan` (`groups`) and
-//! `DeleteItem` (`purge`, and a refused `start_at`) for the operations API only.
+//! IAM: `dynamodb:GetItem`, `PutItem` (a checkpoint's first write and its group's marker, a
+//! lease's first grant), `UpdateItem` and `Query` on the table (leases need nothing more);
+//! `CreateTable` and `DescribeTable` for `create_table`; `DeleteItem` (`purge`, and a refused
+//! `start_at`) for the operations API only; `Scan` only to fill the groups' markers in on a
+//! table of an earlier version (`create_table`, `fill_in_group_markers`, or the first
+//! `groups` there).
 //!
 //! TLS: `aws-sdk-dynamodb`'s default HTTPS client (hyper, rustls, the platform's roots); only an
 //! explicit `http://` endpoint is plain text. Requests are signed (SigV4): the secret never
@@ -285,6 +352,7 @@ mod admin;
 mod bounded;
 mod clock;
 mod error;
+mod group_markers;
 mod layout;
 mod lease;
 mod requests;

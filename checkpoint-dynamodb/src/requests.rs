@@ -7,7 +7,9 @@
 //! - [`create`]: the create protocol, once in a checkpoint's lifetime;
 //! - [`compare_and_set`]: `advance`, and its consistent re-read;
 //! - [`start_at`]: the create protocol for every partition of a new subscription;
-//! - [`admin`]: tombstones, retired flags, deletes and the scans of the operations API;
+//! - [`admin`]: tombstones, retired flags, deletes and the reads of a group for the operations
+//!   API;
+//! - [`groups`]: the groups' markers, their `Query`, and the one `Scan` that fills them in;
 //! - [`lease`]: the leases and heartbeats of a subscription;
 //! - [`table`]: creating the table and waiting for it.
 //!
@@ -22,6 +24,7 @@ pub(crate) mod admin;
 pub(crate) mod checkpoint;
 pub(crate) mod compare_and_set;
 pub(crate) mod create;
+pub(crate) mod groups;
 pub(crate) mod lease;
 pub(crate) mod start_at;
 pub(crate) mod table;

@@ -19,6 +19,7 @@ use checkpoint_core::{
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
 use crate::clock::LeaseClock;
+use crate::group_markers::GroupMarkers;
 use crate::layout::validate_table_name;
 use crate::requests::{checkpoint, compare_and_set, table, write};
 use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
@@ -31,7 +32,8 @@ use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
 ///
 /// Cloning is cheap: the [`Client`] is shared, and so is what the store knows of leases on its
 /// own clock (the local deadlines of the owners it acquired for, its observations of other
-/// owners' heartbeats: see the crate documentation, "Leases").
+/// owners' heartbeats: see the crate documentation, "Leases") and the groups whose marker it
+/// has written ("Groups").
 #[derive(Clone)]
 pub struct DynamoDbCheckpointStore {
     client: Client,
@@ -40,6 +42,7 @@ pub struct DynamoDbCheckpointStore {
     timeout: Option<Duration>,
     query_page_size: Option<i32>,
     lease_clock: Arc<LeaseClock>,
+    group_markers: Arc<GroupMarkers>,
 }
 
 impl fmt::Debug for DynamoDbCheckpointStore {
@@ -71,6 +74,7 @@ impl DynamoDbCheckpointStore {
             timeout: Some(DEFAULT_TIMEOUT),
             query_page_size: None,
             lease_clock: Arc::default(),
+            group_markers: Arc::default(),
         }
     }
 
@@ -164,18 +168,28 @@ impl DynamoDbCheckpointStore {
         &self.lease_clock
     }
 
+    /// The groups whose marker this instance has written, shared by the store's clones.
+    pub(crate) fn group_markers(&self) -> &GroupMarkers {
+        &self.group_markers
+    }
+
     /// How many requests of one call are in flight at most.
     pub(crate) fn max_concurrency(&self) -> usize {
         self.max_concurrency
     }
 
     /// Creates the table with on-demand billing if it does not exist, then waits until it is
-    /// `ACTIVE` (up to five minutes; the store's timeout bounds each request of the wait).
+    /// `ACTIVE` (up to five minutes; the store's timeout bounds each request of the wait), then
+    /// makes sure every group has its marker (see the [crate documentation](crate), "Groups"):
+    /// one consistent `GetItem` of the "markers complete" item, and only without it (a new
+    /// table, or one written by an earlier version of this store) the filling-in of
+    /// [`fill_in_group_markers`](Self::fill_in_group_markers), once.
     ///
     /// Meant for tests and quick starts; teams that provision tables themselves use the
-    /// definition in the [crate documentation](crate). Calling it for an existing table is fine:
-    /// it then only checks that the table's key schema is the one this store needs, and fails
-    /// with a non-retryable error when it is not.
+    /// definition in the [crate documentation](crate) (the first `groups` then fills the markers
+    /// in). Calling it for an existing table is fine: it then only checks that the table's key
+    /// schema is the one this store needs, failing with a non-retryable error when it is not,
+    /// and fills the markers in if no call did yet.
     #[tracing::instrument(
         name = "checkpoint.create_table",
         level = "debug",
@@ -183,7 +197,28 @@ impl DynamoDbCheckpointStore {
         fields(backend = BACKEND, table = %self.table)
     )]
     pub async fn create_table(&self) -> Result<(), Error> {
-        table::create_and_wait(self).await
+        table::create_and_wait(self).await?;
+        self.ensure_group_markers(Operation::Migrate).await
+    }
+
+    /// Fills in the marker of every group of the table (see the [crate documentation](crate),
+    /// "Groups"): one consistent `Scan` of the partition keys (one request per page, each
+    /// within the store's timeout), a `PutItem` per group found, then the "markers complete"
+    /// item. Idempotent.
+    ///
+    /// `create_table` and the first `groups` of a table without the "markers complete" item do
+    /// this by themselves. Call it yourself once the last process running an earlier version of
+    /// this store has stopped: a group that such a process created after the markers were first
+    /// filled in has no marker, and `groups` shows it only once this runs (or once this version
+    /// writes a checkpoint's first write, a `start_at` or a `retire` in it).
+    #[tracing::instrument(
+        name = "checkpoint.fill_in_group_markers",
+        level = "debug",
+        skip_all,
+        fields(backend = BACKEND, table = %self.table)
+    )]
+    pub async fn fill_in_group_markers(&self) -> Result<(), Error> {
+        self.fill_in_markers(Operation::Migrate).await
     }
 }
 

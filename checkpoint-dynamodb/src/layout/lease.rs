@@ -12,7 +12,7 @@ use checkpoint_core::UnexpectedValue;
 
 use super::{GROUP, KEY, shape};
 
-/// The start of every lease partition key; also what `groups` skips: no group holds a NUL.
+/// The start of every lease partition key: no group holds a NUL, so none is a group's.
 pub(crate) const LEASE_PARTITION_PREFIX: &str = "\u{0}leases\u{0}";
 
 /// The start of a lease's sort key, followed by the partition as ten digits.
@@ -49,11 +49,6 @@ const PARTITION_DIGITS: usize = 10;
 /// The partition key of the leases and heartbeats of (group, subscription).
 pub(crate) fn lease_partition_key(group: &str, subscription: &str) -> String {
     format!("{LEASE_PARTITION_PREFIX}{group}\u{0}{subscription}")
-}
-
-/// Whether a partition key is a subscription's leases (not a group): it holds a NUL.
-pub(crate) fn is_lease_partition_key(key: &str) -> bool {
-    key.contains('\u{0}')
 }
 
 /// The sort key of a lease.
@@ -192,8 +187,8 @@ mod tests {
     #[test]
     fn lease_partition_keys_never_meet_a_group() {
         let key = lease_partition_key("g", "s");
-        assert!(is_lease_partition_key(&key));
-        assert!(!is_lease_partition_key("g"));
+        assert!(!super::super::is_group_partition_key(&key));
+        assert!(super::super::is_group_partition_key("g"));
         // (g, "a\0b") cannot exist: names hold no NUL, so the split is unambiguous.
         assert_ne!(
             lease_partition_key("a", "b"),

@@ -1,15 +1,15 @@
 //! The requests of the operations API: tombstones, the `retired` flag, deletes, and the reads
-//! of a group or of the whole table, each read back into what `admin` decides on.
+//! of a group, each read back into what `admin` decides on.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use checkpoint_core::{Error, Operation, UnexpectedValue};
+use checkpoint_core::{Error, Operation};
 
 use super::{Key, Page, StartKey, delete_item, group_page_query, next_start, update_item};
 use crate::DynamoDbCheckpointStore;
 use crate::error::{is_condition_failed, sdk_error, unexpected};
 use crate::layout::{
-    GROUP, ItemKind, KEY, PENDING, RETIRED, SUBSCRIPTION, TOMBSTONE_PREFIX, UPDATED_AT, flag,
-    has_flag, is_lease_partition_key, item_kind, now_millis, tombstone_primary_key,
+    ItemKind, KEY, PENDING, RETIRED, SUBSCRIPTION, TOMBSTONE_PREFIX, UPDATED_AT, flag, has_flag,
+    item_kind, now_millis, tombstone_primary_key,
 };
 
 /// Marks an item retired...
@@ -25,9 +25,6 @@ const GROUP_PROJECTION: &str = "#k, #ret, #pend";
 
 /// The tombstones of a group.
 const TOMBSTONES_KEY_CONDITION: &str = "#g = :g AND begins_with(#k, :prefix)";
-
-/// `groups`: every item's keys and flags.
-const GROUPS_PROJECTION: &str = "#g, #k, #ret, #pend";
 
 /// One checkpoint item of a subscription, as a group's `Query` shows it.
 #[derive(Debug, Clone, Copy)]
@@ -129,56 +126,6 @@ pub(crate) async fn tombstones_page(
     for item in page.items() {
         if let ItemKind::Tombstone(name) = item_kind(item).map_err(unexpected(op))? {
             items.push(name);
-        }
-    }
-    Ok(Page {
-        items,
-        next: next_start(page.last_evaluated_key),
-    })
-}
-
-/// One page of a consistent `Scan` of the table's keys and flags: the groups it shows (a group
-/// counts when it holds a tombstone or a live checkpoint), repeated as often as they appear.
-/// The items of a subscription's leases (a partition key with a NUL) are no group's.
-pub(crate) async fn groups_page(
-    store: &DynamoDbCheckpointStore,
-    start: Option<StartKey>,
-) -> Result<Page<String>, Error> {
-    let op = Operation::Groups;
-    let page = store
-        .client()
-        .scan()
-        .table_name(store.table())
-        .projection_expression(GROUPS_PROJECTION)
-        .expression_attribute_names("#g", GROUP)
-        .expression_attribute_names("#k", KEY)
-        .expression_attribute_names("#ret", RETIRED)
-        .expression_attribute_names("#pend", PENDING)
-        .consistent_read(true)
-        .set_limit(store.query_page_size())
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| sdk_error(op, e))?;
-    let mut items = Vec::new();
-    for item in page.items() {
-        // The leases and heartbeats of a subscription: not a group, and not a checkpoint.
-        if let Some(AttributeValue::S(key)) = item.get(GROUP)
-            && is_lease_partition_key(key)
-        {
-            continue;
-        }
-        let shown = match item_kind(item).map_err(unexpected(op))? {
-            ItemKind::Tombstone(_) => true,
-            ItemKind::Checkpoint(..) => !has_flag(item, RETIRED) && !has_flag(item, PENDING),
-        };
-        if shown {
-            match item.get(GROUP) {
-                Some(AttributeValue::S(group)) => items.push(group.clone()),
-                _ => {
-                    return Err(unexpected(op)(UnexpectedValue::new(GROUP, "not a string")));
-                }
-            }
         }
     }
     Ok(Page {

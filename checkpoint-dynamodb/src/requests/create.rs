@@ -4,7 +4,9 @@
 //!
 //! - (a) `PutItem` of the item with `pending = true`, only where no item is;
 //! - (b) a consistent `GetItem` of the subscription's tombstone: if there is one, the item is
-//!   marked `retired` and the write is ignored (a claim fails with `Error::Retired`);
+//!   marked `retired` and the write is ignored (a claim fails with `Error::Retired`); at the
+//!   same time, the `PutItem` of the group's marker, unless this store instance wrote it
+//!   already;
 //! - (c) `REMOVE pending`, only if the item is not `retired`: from here on reads show it.
 //!
 //! A write that finds a pending item (another write between (a) and (c), or one that crashed
@@ -17,9 +19,10 @@ use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use checkpoint_core::{Error, Fingerprint, Operation};
+use futures_util::future::try_join;
 
 use super::checkpoint::{Seen, as_sent_or_read};
-use super::{Key, admin, update_item};
+use super::{Key, admin, groups, update_item};
 use crate::DynamoDbCheckpointStore;
 use crate::error::sdk_error;
 use crate::layout::{
@@ -56,14 +59,21 @@ pub(crate) async fn create(
 }
 
 /// Steps (b) and (c) on a pending item: retired if the subscription has a tombstone, else
-/// visible; the item as it is afterwards.
+/// visible (after the group's marker is written); the item as it is afterwards.
 pub(crate) async fn finish(
     store: &DynamoDbCheckpointStore,
     op: Operation,
     key: Key<'_>,
 ) -> Result<Seen, Error> {
     let (group, subscription, _) = key;
-    if has_tombstone(store, op, group, subscription).await? {
+    // The group's marker (unless this instance wrote it) at the same time as (b): both are
+    // done before (c) makes the item visible, so no visible checkpoint lacks its marker.
+    let (retired, ()) = try_join(
+        has_tombstone(store, op, group, subscription),
+        groups::mark(store, op, group),
+    )
+    .await?;
+    if retired {
         tracing::debug!("the subscription is retired: the pending item is retired too");
         admin::mark_retired(store, op, key).await?;
         return Ok(Seen::Known(Stored::Retired));

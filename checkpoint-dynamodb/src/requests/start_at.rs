@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 
 use aws_sdk_dynamodb::operation::delete_item::builders::DeleteItemFluentBuilder;
 use checkpoint_core::{Error, Operation};
+use futures_util::future::join;
 use futures_util::{StreamExt, stream};
 
 use super::admin::read_subscription;
 use super::create::{finish_pending, put_pending};
-use super::{Key, delete_item};
+use super::{Key, delete_item, groups};
 use crate::DynamoDbCheckpointStore;
 use crate::error::{is_condition_failed, sdk_error};
 use crate::layout::PENDING;
@@ -39,7 +40,8 @@ impl From<Error> for Attempt {
 const OP: Operation = Operation::StartAt;
 
 /// One attempt: a consistent `Query` of the group (nothing of the name may exist), then
-/// (a) every partition pending, (b) the group read again, (c) every partition visible.
+/// (a) every partition pending, (b) the group read again and, at the same time, the group's
+/// marker written (unless this instance wrote it), (c) every partition visible.
 pub(crate) async fn attempt(
     store: &DynamoDbCheckpointStore,
     group: &str,
@@ -59,8 +61,14 @@ pub(crate) async fn attempt(
         Err(Error::Exists { .. }) => return Err(Attempt::Contended),
         other => other?,
     };
-    // (b) Alone under the name, and not retired.
-    if let Err(refusal) = alone_and_not_retired(store, group, name, &mine).await {
+    // (b) Alone under the name, and not retired; the group's marker meanwhile (unless this
+    // instance wrote it), before (c) makes anything visible.
+    let (alone, marked) = join(
+        alone_and_not_retired(store, group, name, &mine),
+        store.within(OP, groups::mark(store, OP, group)),
+    )
+    .await;
+    if let Err(refusal) = alone.and(marked) {
         take_back(store, group, name, mine).await?;
         return Err(match refusal {
             Error::Exists { .. } => Attempt::Contended,

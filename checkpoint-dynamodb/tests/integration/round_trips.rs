@@ -2,7 +2,8 @@
 //!
 //! The normal save (a checkpoint that exists moving forward, or a save that is behind) is one
 //! request; only the first write of a checkpoint takes the create protocol's four (the refused
-//! update, the pending put, the tombstone read, the update that makes it visible).
+//! update, the pending put, the tombstone read, the update that makes it visible), and one
+//! more, the group's marker, when this store instance has not written that marker yet.
 //!
 //! The emulator closes the connection after each response, so every request is also a new
 //! connection; the proxy counts request→response exchanges either way.
@@ -35,9 +36,10 @@ async fn each_single_operation_is_one_request() {
 
     store.save(&group, "s", 0, 10).await.unwrap();
     count(
-        "save of a new key (the create protocol: update refused, pending put, tombstone read, \
-         update that makes it visible)",
-        4,
+        "save of a new key in a group new to this instance (the create protocol: update \
+         refused, pending put, tombstone read and the group's marker at once, update that makes \
+         it visible)",
+        5,
     );
     store.save(&group, "s", 0, 20).await.unwrap();
     count("save ahead", 1);
@@ -58,7 +60,8 @@ async fn each_single_operation_is_one_request() {
         100
     );
     count(
-        "claim creating the checkpoint (the create protocol, its last update returning the item)",
+        "claim creating the checkpoint (the create protocol, its last update returning the item; \
+         the group's marker written already by this instance)",
         4,
     );
     assert_eq!(
@@ -109,7 +112,11 @@ async fn save_all_is_one_request_per_distinct_key() {
         .map(|i| Checkpoint::new(format!("s{}", i % 4), i, 0))
         .collect();
     store.save_all(&group, &seed).await.unwrap();
-    assert_eq!(proxy.round_trips(), 240, "four requests per new key");
+    assert_eq!(
+        proxy.round_trips(),
+        241,
+        "four requests per new key, and the group's marker once"
+    );
     proxy.reset();
     // 60 distinct keys, 15 of them repeated with a lower and a higher position.
     let mut batch: Vec<Checkpoint> = (0..60u32)
@@ -160,8 +167,9 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
         .await
         .unwrap();
     count(
-        "start_at of 3 partitions (a Query, 3 pending puts, a second Query, 3 updates)",
-        8,
+        "start_at of 3 partitions in a group new to this instance (a Query, 3 pending puts, a \
+         second Query and the group's marker at once, 3 updates)",
+        9,
     );
     store.save(&group, "old", 0, 11).await.unwrap();
     count("save ahead of a checkpoint start_at created", 1);
@@ -170,11 +178,16 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
         vec![group.clone()],
         "the table is the test's own"
     );
-    count("groups of a one-page table", 1);
+    count(
+        "groups of a table with one group (a Query of the markers, a Query of 1 item of the \
+         group)",
+        2,
+    );
 
     store.retire(&group, "old").await.unwrap();
     count(
-        "retire of 3 checkpoints (the tombstone put, a Query, 3 updates)",
+        "retire of 3 checkpoints (the tombstone put, a Query, 3 updates; the group's marker \
+         written already by this instance)",
         5,
     );
     store.save(&group, "old", 1, 99).await.unwrap();
@@ -200,6 +213,21 @@ async fn operations_and_retired_saves_cost_what_the_crate_doc_says() {
         7,
     );
     assert!(store.list(&group).await.unwrap().is_empty());
+    proxy.reset();
+    store.start_at(&group, "new", &[(0, 1)]).await.unwrap();
+    count(
+        "start_at of 1 partition in a group whose marker this instance wrote (a Query, a \
+         pending put, a second Query, an update)",
+        4,
+    );
+
+    let other = fresh_group("round-trips-admin-retire");
+    store.retire(&other, "never-saved").await.unwrap();
+    count(
+        "retire of a name with no checkpoint in a group new to this instance (the group's \
+         marker, then the tombstone put, a Query)",
+        3,
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

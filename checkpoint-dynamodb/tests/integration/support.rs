@@ -8,7 +8,8 @@
 //!
 //! Servers of a test's own (for faults) are in `own_moto` (connections are cut with the kit's
 //! `proxy::Proxy`); the second emulator, dynalite (`DYNALITE_ENDPOINT`), is in `dynalite`; a
-//! client that drops the items replies carry is in `without_returned_items`.
+//! client that drops the items replies carry is in `without_returned_items`; one that counts
+//! the items its reads read, in `items_read`.
 
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use checkpoint_core::CheckpointStore;
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 
 pub mod dynalite;
+pub mod items_read;
 pub mod own_moto;
 pub mod without_returned_items;
 
