@@ -12,26 +12,36 @@
 -- step, so a retired name never gets a checkpoint again until it is purged.
 --
 -- A stored value is `<position>` or, for an exclusive checkpoint, `<position>|<fingerprint>`.
--- Positions are decimal strings and are compared as strings (length first, then byte by byte),
--- never as Lua numbers: those are doubles and lose exactness above 2^53.
+-- Positions are decimal strings without leading zeros, compared exactly: by length first, then,
+-- for equal lengths, as numbers of at most 15 digits each (below 2^53, where a Lua number, a
+-- double, is exact), never as one Lua number of more digits, and never with Lua's string `<`,
+-- which goes through the server's locale (strcoll: Redis sets LC_COLLATE from the
+-- environment at start-up).
+
+local find, sub = string.find, string.sub
 
 -- true when s is a decimal position as the client sends it: digits only, no leading zero
 local function is_position(s)
-  return string.find(s, '^%d+$') ~= nil and (#s == 1 or string.byte(s, 1) ~= 48)
+  return s == '0' or find(s, '^[1-9]%d*$') ~= nil
 end
 
 -- true when decimal string a is a higher number than b (both without leading zeros)
 local function ahead(a, b)
-  if #a ~= #b then
-    return #a > #b
+  local n = #a
+  if n ~= #b then
+    return n > #b
   end
   if a == b then
     return false
   end
-  -- Equal lengths: the first differing digit decides. Bytes, not `a > b`, which would go
-  -- through the server's locale (strcoll).
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
+  -- `+ 0` turns a decimal string into a Lua number (cheaper than tonumber, a function call).
+  if n <= 15 then
+    return a + 0 > b + 0
+  end
+  -- Equal lengths above 15 digits: the first differing block of 15 digits decides, each
+  -- block a number below 10^15 < 2^53, so exact.
+  for i = 1, n, 15 do
+    local x, y = sub(a, i, i + 14) + 0, sub(b, i, i + 14) + 0
     if x ~= y then
       return x > y
     end
@@ -42,9 +52,9 @@ end
 -- the position part of a stored value, and the rest (`|<fingerprint>`, or '' for a value
 -- saved only monotonically), which a write keeps as it is
 local function split_stored(value)
-  local bar = string.find(value, '|', 1, true)
+  local bar = find(value, '|', 1, true)
   if bar then
-    return string.sub(value, 1, bar - 1), string.sub(value, bar)
+    return sub(value, 1, bar - 1), sub(value, bar)
   end
   return value, ''
 end
@@ -53,9 +63,9 @@ end
 -- the subscription of a field `<partition>:<subscription>` (the partition holds no `:`, so the
 -- first `:` ends it), or nil for a field no store writes
 local function subscription_of(field)
-  local colon = string.find(field, ':', 1, true)
+  local colon = find(field, ':', 1, true)
   if colon then
-    return string.sub(field, colon + 1)
+    return sub(field, colon + 1)
   end
   return nil
 end

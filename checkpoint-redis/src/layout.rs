@@ -234,7 +234,17 @@ pub(crate) fn key_pattern(prefix: &str) -> String {
 /// The partition is a decimal number without `:`, so the first `:` always ends it: the
 /// encoding is prefix-free and injective whatever the subscription holds.
 pub(crate) fn field(subscription: &str, partition: u32) -> String {
-    format!("{partition}:{subscription}")
+    FieldOf(subscription, partition).to_string()
+}
+
+/// The field of (subscription, partition) as [`field`] writes it, displayed where it is
+/// written (into a request's buffer) instead of into a `String` of its own.
+pub(crate) struct FieldOf<'a>(pub(crate) &'a str, pub(crate) u32);
+
+impl std::fmt::Display for FieldOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.1, self.0)
+    }
 }
 
 /// The (subscription, partition) of a field; an [`UnexpectedValue`] for a field this store did

@@ -219,9 +219,10 @@ impl<C> RedisCheckpointStore<C> {
     ///
     /// Keys under the store's prefix only (`~<prefix>:*`, with the prefix's glob characters
     /// escaped), no pub/sub channels, and only the commands the store sends (`EVALSHA`, and
-    /// `EVAL` after the server lost its script cache; `HGET` for `load`, `HSCAN` for `list`;
-    /// `SMEMBERS`, `SCAN` and `CLUSTER SLOTS` for the operations API) and that its scripts call
-    /// (`HGET`, `HMGET`, `HSET`, `SISMEMBER`, `SADD`, `SREM`, `HDEL`), and `WAIT` when
+    /// `EVAL` after the server lost its script cache; `HGET` for `load`; `HLEN`, `HGETALL`
+    /// and `HSCAN` for `list`; `SMEMBERS`, `SCAN` and `CLUSTER SLOTS` for the operations
+    /// API) and that its scripts call (`HGET`, `HMGET`, `HSET`, `SISMEMBER`, `SADD`, `SREM`,
+    /// `HDEL`), and `WAIT` when
     /// [`with_replica_ack`](Self::with_replica_ack) is set. Keys that
     /// [`advance_in`](Self::advance_in) writes need a pattern of their own, unless they
     /// are under the prefix too.
@@ -300,12 +301,7 @@ where
         self.timed(Operation::List, |mut connection| async move {
             let found = requests::list(&mut connection, &key).await?;
             tracing::Span::current().record("found", found.len());
-            Ok(found
-                .into_iter()
-                .map(|((subscription, partition), position)| {
-                    Checkpoint::new(subscription, partition, position)
-                })
-                .collect())
+            Ok(found)
         })
         .await
     }

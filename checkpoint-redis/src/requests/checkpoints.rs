@@ -1,6 +1,7 @@
-//! The requests of the hot path: `load` (`HGET`), `list` (`HSCAN`), and the scripts of
-//! `save`, `save_all`, `claim` and `advance` (`lua/save.lua`, `lua/save_all.lua`,
-//! `lua/claim.lua`, `lua/advance.lua`, each after `lua/positions.lua`), with their replies read.
+//! The requests of the hot path: `load` (`HGET`), `list` (`HLEN`, then `HGETALL` or `HSCAN`),
+//! and the scripts of `save`, `save_all`, `claim` and `advance` (`lua/save.lua`,
+//! `lua/save_all.lua`, `lua/claim.lua`, `lua/advance.lua`, each after `lua/positions.lua`),
+//! with their replies read.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -9,9 +10,9 @@ use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation, UnexpectedValue
 use redis::aio::ConnectionLike;
 
 use super::scripts::{LuaScript, ReplicaAck, ScriptCall, invoke_pipelined, unknown_reply};
-use crate::LIST_SCAN_COUNT;
 use crate::error::{backend, unexpected};
 use crate::layout::{self, parse_field, parse_fingerprint, parse_position, parse_value};
+use crate::{LIST_HGETALL_MAX, LIST_SCAN_COUNT};
 
 // Each script is `lua/positions.lua` (the helpers every script shares) followed by the
 // operation's own file: the script the server runs.
@@ -63,11 +64,37 @@ pub(crate) async fn load<C: ConnectionLike>(
         .map_err(unexpected(Operation::Load))
 }
 
-/// `HSCAN … COUNT` [`LIST_SCAN_COUNT`] of a group's hash, following the cursor to 0.
+/// Every checkpoint of a group's hash: `HLEN`, then one `HGETALL` when the hash has at most
+/// [`LIST_HGETALL_MAX`] fields, or `HSCAN … COUNT` [`LIST_SCAN_COUNT`] following the cursor to
+/// 0 when it has more, so that no single command holds the server for long.
 pub(crate) async fn list<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
-) -> Result<HashMap<(String, u32), u64>, Error> {
+) -> Result<Vec<Checkpoint>, Error> {
+    let fields: usize = redis::cmd("HLEN")
+        .arg(key)
+        .query_async(connection)
+        .await
+        .map_err(|e| backend(Operation::List, e))?;
+    if fields == 0 {
+        return Ok(Vec::new());
+    }
+    if fields > LIST_HGETALL_MAX {
+        return scan(connection, key).await;
+    }
+    let items: Vec<Vec<u8>> = redis::cmd("HGETALL")
+        .arg(key)
+        .query_async(connection)
+        .await
+        .map_err(|e| backend(Operation::List, e))?;
+    // One command reads each field once: no repeats to merge.
+    pairs("HGETALL reply", &items)?
+        .map(|pair| pair.map(|(key, position)| Checkpoint::new(key.0, key.1, position)))
+        .collect()
+}
+
+/// `HSCAN … COUNT` [`LIST_SCAN_COUNT`] of a group's hash, following the cursor to 0.
+async fn scan<C: ConnectionLike>(connection: &mut C, key: &str) -> Result<Vec<Checkpoint>, Error> {
     // HSCAN may return a field more than once while the hash is rehashed; keep the highest
     // position seen (positions only move forward).
     let mut found: HashMap<(String, u32), u64> = HashMap::new();
@@ -81,23 +108,42 @@ pub(crate) async fn list<C: ConnectionLike>(
             .query_async(connection)
             .await
             .map_err(|e| backend(Operation::List, e))?;
-        if items.len() % 2 != 0 {
-            return Err(unexpected(Operation::List)(UnexpectedValue::new(
-                "HSCAN reply",
-                format!("{} elements, not field and value pairs", items.len()),
-            )));
-        }
-        for pair in items.chunks_exact(2) {
-            let key = parse_field(&pair[0]).map_err(unexpected(Operation::List))?;
-            let value = parse_value(&pair[1]).map_err(unexpected(Operation::List))?;
-            let position = found.entry(key).or_insert(value.position);
-            *position = (*position).max(value.position);
+        for pair in pairs("HSCAN reply", &items)? {
+            let (key, value) = pair?;
+            let position = found.entry(key).or_insert(value);
+            *position = (*position).max(value);
         }
         if next == 0 {
-            return Ok(found);
+            let found = found.into_iter();
+            return Ok(found
+                .map(|((subscription, partition), position)| {
+                    Checkpoint::new(subscription, partition, position)
+                })
+                .collect());
         }
         cursor = next;
     }
+}
+
+/// A field's (subscription, partition) and its stored position.
+type Entry = ((String, u32), u64);
+
+/// The checkpoints of a reply of fields and values, one after the other.
+fn pairs<'a>(
+    reply: &'static str,
+    items: &'a [Vec<u8>],
+) -> Result<impl Iterator<Item = Result<Entry, Error>> + 'a, Error> {
+    if !items.len().is_multiple_of(2) {
+        return Err(unexpected(Operation::List)(UnexpectedValue::new(
+            reply,
+            format!("{} elements, not field and value pairs", items.len()),
+        )));
+    }
+    Ok(items.chunks_exact(2).map(|pair| {
+        let key = parse_field(&pair[0]).map_err(unexpected(Operation::List))?;
+        let value = parse_value(&pair[1]).map_err(unexpected(Operation::List))?;
+        Ok((key, value.position))
+    }))
 }
 
 /// `save.lua` (with `ack`'s `WAIT` in the same pipeline): whether the stored position moved.
@@ -113,7 +159,7 @@ pub(crate) async fn save<C: ConnectionLike>(
         .key(key)
         .key(layout::retired_key(key))
         .arg(field)
-        .arg(position.to_string())
+        .arg(position)
         .invoke_acknowledged(connection, ack)
         .await
         .map_err(|e| backend(Operation::Save, e))?;
@@ -124,8 +170,9 @@ pub(crate) async fn save<C: ConnectionLike>(
 /// `save_all.lua`, one call per chunk of at most `chunk` entries, all calls in one pipeline:
 /// the client waits for one round of replies, and the server still runs each chunk as a short
 /// script of its own. Every chunk uses the group's key, so on a cluster the pipeline goes to
-/// one node, and `ack`'s `WAIT` ends it. `entries` holds one entry per key. Returns how many
-/// checkpoints moved.
+/// one node, and `ack`'s `WAIT` ends it. `entries` holds one entry per key, sorted by
+/// subscription ([`checkpoint_core::batch::highest_per_key`]). Returns how many checkpoints
+/// moved.
 pub(crate) async fn save_all<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
@@ -133,26 +180,37 @@ pub(crate) async fn save_all<C: ConnectionLike>(
     chunk: usize,
     ack: Option<ReplicaAck>,
 ) -> Result<i64, Error> {
+    let retired = layout::retired_key(key);
     let calls: Vec<ScriptCall> = entries
         .chunks(chunk)
-        .map(|chunk| {
-            let mut call = SAVE_ALL.call();
-            call.key(key).key(layout::retired_key(key));
-            for checkpoint in chunk {
-                call.arg(layout::field(
-                    &checkpoint.subscription,
-                    checkpoint.partition,
-                ))
-                .arg(checkpoint.position.to_string());
-            }
-            call
-        })
+        .map(|chunk| save_all_call(key, &retired, chunk))
         .collect();
     let (moved, acknowledged): (Vec<i64>, _) = invoke_pipelined(&calls, connection, ack)
         .await
         .map_err(|e| backend(Operation::SaveAll, e))?;
     acknowledged.check(Operation::SaveAll)?;
     Ok(moved.iter().sum())
+}
+
+/// One call of `save_all.lua` (see its header): the number of entries, their fields, their
+/// positions, then each run of entries of one subscription as the subscription and the run's
+/// length (one run per subscription, the entries being sorted by subscription).
+fn save_all_call(key: &str, retired: &str, chunk: &[Checkpoint]) -> ScriptCall {
+    let mut call = SAVE_ALL.call();
+    call.key(key).key(retired).arg(chunk.len());
+    for checkpoint in chunk {
+        call.arg_fmt(layout::FieldOf(
+            &checkpoint.subscription,
+            checkpoint.partition,
+        ));
+    }
+    for checkpoint in chunk {
+        call.arg(checkpoint.position);
+    }
+    for run in chunk.chunk_by(|a, b| a.subscription == b.subscription) {
+        call.arg(&run[0].subscription).arg(run.len());
+    }
+    call
 }
 
 /// `claim.lua` (with `ack`'s `WAIT` in the same pipeline): the stored position, or

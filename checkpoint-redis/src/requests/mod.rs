@@ -27,23 +27,26 @@ pub(crate) use lease::{LeaseNames, acquire, leases, leave, release, renew, reque
 pub(crate) use scripts::ReplicaAck;
 
 /// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
-/// `HGET` for `load`, `HSCAN` for `list`) and those its scripts call (`HGET`, `HMGET`, `HSET`),
-/// as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica acknowledgement.
+/// `HGET` for `load`, `HLEN`, `HGETALL` and `HSCAN` for `list`) and those its scripts call
+/// (`HGET`, `HMGET`, `HSET`), as ACL rules; `WAIT` ([`WAIT_RULE`]) only with a replica
+/// acknowledgement. (`HLEN` came with the version that reads a small group with one
+/// `HGETALL`: add it to a user made for an earlier one.)
 ///
 /// Then those of the tombstones and of the operations API ([`admin`]): `SISMEMBER`, which every
 /// writing script calls; `SADD`, `HDEL` and `SREM`, which the operator's scripts call;
 /// `SMEMBERS` for `retired`; `SCAN` and, on a cluster, `CLUSTER SLOTS` for `groups`.
 ///
-/// Then those the lease scripts call beyond these: `TIME` (the server's clock), `HGETALL`,
-/// `ZADD`, `ZREM`, `ZRANGEBYLEX` and `ZREMRANGEBYLEX` (`purge` clears the lease keys with
-/// these and `HDEL`, without `DEL`).
-pub(crate) const COMMAND_RULES: [&str; 19] = [
+/// Then those the lease scripts call beyond these (they call `HGETALL` too): `TIME` (the
+/// server's clock), `ZADD`, `ZREM`, `ZRANGEBYLEX` and `ZREMRANGEBYLEX` (`purge` clears the
+/// lease keys with these and `HDEL`, without `DEL`).
+pub(crate) const COMMAND_RULES: [&str; 20] = [
     "+evalsha",
     "+eval",
     "+hget",
     "+hmget",
     "+hset",
     "+hscan",
+    "+hlen",
     "+sismember",
     "+sadd",
     "+srem",

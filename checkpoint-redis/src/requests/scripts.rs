@@ -7,8 +7,8 @@ use std::time::Duration;
 use checkpoint_core::{Error, Operation, UnexpectedValue};
 use redis::aio::ConnectionLike;
 use redis::{
-    Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, Script, ServerErrorKind, ToRedisArgs,
-    Value,
+    Arg, Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, RedisWrite, Script,
+    ServerErrorKind, ToRedisArgs, Value,
 };
 
 use crate::BACKEND;
@@ -88,37 +88,49 @@ impl LuaScript {
     pub(crate) fn call(&'static self) -> ScriptCall {
         ScriptCall {
             script: self,
-            keys: Vec::new(),
-            args: Vec::new(),
+            keys: Cmd::new(),
+            args: Cmd::new(),
         }
     }
 }
 
 /// A call of a [`LuaScript`] with its `KEYS` and `ARGV`.
+///
+/// Each list is written straight into the buffer of a [`Cmd`] that is never sent (one
+/// allocation for all its arguments, none per argument), and copied behind `EVALSHA` or
+/// `EVAL` when the call is sent.
 pub(crate) struct ScriptCall {
     script: &'static LuaScript,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
+    keys: Cmd,
+    args: Cmd,
 }
 
 impl ScriptCall {
     pub(crate) fn key(&mut self, key: impl ToRedisArgs) -> &mut Self {
-        self.keys.extend(key.to_redis_args());
+        self.keys.arg(key);
         self
     }
 
     pub(crate) fn arg(&mut self, arg: impl ToRedisArgs) -> &mut Self {
-        self.args.extend(arg.to_redis_args());
+        self.args.arg(arg);
+        self
+    }
+
+    /// An argument written from its `Display` form, without a `String` of its own.
+    pub(crate) fn arg_fmt(&mut self, arg: impl std::fmt::Display) -> &mut Self {
+        self.args.write_arg_fmt(arg);
         self
     }
 
     fn command(&self, verb: &str, script: &str) -> Cmd {
         let mut command = redis::cmd(verb);
-        command
-            .arg(script)
-            .arg(self.keys.len())
-            .arg(&self.keys)
-            .arg(&self.args);
+        command.arg(script).arg(self.keys.args_iter().len());
+        // Only `cursor_arg` makes an `Arg::Cursor`, and a call never uses it.
+        for arg in self.keys.args_iter().chain(self.args.args_iter()) {
+            if let Arg::Simple(bytes) = arg {
+                command.arg(bytes);
+            }
+        }
         command
     }
 

@@ -8,10 +8,23 @@ use checkpoint_redis::RedisCheckpointStore;
 
 use crate::support::{Conn, raw_value};
 
+/// Sets raw values in a group's hash, as another writer (or an earlier version) left them.
+async fn raw_set<C: Conn>(store: &RedisCheckpointStore<C>, group: &str, values: &[(&str, &str)]) {
+    let mut connection = store.connection().clone();
+    let mut command = redis::cmd("HSET");
+    command.arg(store.group_key(group).expect("a valid group"));
+    for (field, value) in values {
+        command.arg(*field).arg(*value);
+    }
+    let () = command.query_async(&mut connection).await.expect("HSET");
+}
+
 crate::on_single_and_cluster!(
     positions_around_two_to_the_53
     position_at_i64_max
     exclusive_positions_around_two_to_the_53
+    save_all_compares_exactly_over_values_written_before
+    save_all_refuses_to_write_over_a_corrupt_value
     names_that_collide_naively_are_separate
     groups_with_braces_and_colons_are_separate
     key_prefixes_separate_stores
@@ -186,6 +199,110 @@ async fn exclusive_positions_around_two_to_the_53<C: Conn>(store: &RedisCheckpoi
         .await
         .expect("advance to i64::MAX");
     assert_eq!(store.load(&group, "p", 0).await.expect("load"), Some(max));
+}
+
+/// Values as earlier versions of the store wrote them (the layout is the same: a decimal
+/// position, with `|<fingerprint>` for a claimed checkpoint), set directly, then moved by
+/// `save_all` across every boundary of its comparison: lengths, 2^53, the 15-digit blocks it
+/// compares as numbers (10^15), and `i64::MAX`. Each pair differs by one, where a comparison
+/// of doubles, or of only a part of the digits, would go wrong.
+async fn save_all_compares_exactly_over_values_written_before<C: Conn>(
+    store: &RedisCheckpointStore<C>,
+) {
+    let group = fresh_group("redis-save-all-exact");
+    let f = fingerprint(3);
+    let max = i64::MAX as u64;
+    // (stored, saved): the saved position moves the checkpoint only when it is higher.
+    let cases: [(u64, u64); 14] = [
+        (9, 10),
+        (10, 9),
+        (999_999_999_999_999, 1_000_000_000_000_000),
+        (1_000_000_000_000_000, 999_999_999_999_999),
+        (1_000_000_000_000_000, 1_000_000_000_000_001),
+        (1_000_000_000_000_001, 1_000_000_000_000_000),
+        (TWO_TO_THE_53, TWO_TO_THE_53 + 1),
+        (TWO_TO_THE_53 + 1, TWO_TO_THE_53),
+        (TWO_TO_THE_53 + 1, TWO_TO_THE_53 + 1),
+        (1_999_999_999_999_999_999, 2_000_000_000_000_000_000),
+        (2_000_000_000_000_000_000, 1_999_999_999_999_999_999),
+        (max - 1, max),
+        (max, max - 1),
+        (123_456_789_012_345_679, 123_456_789_012_345_678),
+    ];
+    let mut raw = Vec::new();
+    let mut batch = Vec::new();
+    for (i, (stored, saved)) in cases.into_iter().enumerate() {
+        let partition = u32::try_from(i).expect("a few cases");
+        // Even cases plain, odd ones claimed: the fingerprint is kept as it is.
+        let value = if i % 2 == 0 {
+            stored.to_string()
+        } else {
+            format!("{stored}|{f}")
+        };
+        raw.push((format!("{partition}:s"), value));
+        batch.push(Checkpoint::new("s", partition, saved));
+    }
+    let values: Vec<(&str, &str)> = raw.iter().map(|(f, v)| (f.as_str(), v.as_str())).collect();
+    raw_set(store, &group, &values).await;
+    store.save_all(&group, &batch).await.expect("save_all");
+    for (i, (stored, saved)) in cases.into_iter().enumerate() {
+        let partition = u32::try_from(i).expect("a few cases");
+        let position = stored.max(saved);
+        let expected = if i % 2 == 0 {
+            position.to_string()
+        } else {
+            format!("{position}|{f}")
+        };
+        assert_eq!(
+            raw_value(store, &group, &format!("{partition}:s")).await,
+            Some(expected),
+            "stored {stored}, saved {saved}"
+        );
+    }
+}
+
+/// `save_all` refuses a chunk in which a stored value is not a checkpoint, and writes nothing
+/// of it, not even its other entries.
+async fn save_all_refuses_to_write_over_a_corrupt_value<C: Conn>(store: &RedisCheckpointStore<C>) {
+    for corrupt in [
+        "not a number",
+        "007",
+        "1e5",
+        " 5",
+        "1 2",
+        "",
+        "5|",
+        "5|ab",
+        "12a|x",
+        "-1",
+    ] {
+        let group = fresh_group("redis-save-all-corrupt");
+        raw_set(store, &group, &[("0:s", "1"), ("1:s", corrupt)]).await;
+        let error = store
+            .save_all(
+                &group,
+                &[Checkpoint::new("s", 0, 2), Checkpoint::new("s", 1, 3)],
+            )
+            .await
+            .expect_err("save_all over a corrupt value");
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    retryable: false,
+                    ..
+                }
+            ),
+            "{corrupt:?}: {error:?}"
+        );
+        let chain = checkpoint_conformance::error_chain(&error);
+        assert!(chain.contains("not a checkpoint"), "{corrupt:?}: {chain}");
+        assert_eq!(raw_value(store, &group, "0:s").await.as_deref(), Some("1"));
+        assert_eq!(
+            raw_value(store, &group, "1:s").await.as_deref(),
+            Some(corrupt)
+        );
+    }
 }
 
 async fn names_that_collide_naively_are_separate<C: Conn>(store: &RedisCheckpointStore<C>) {

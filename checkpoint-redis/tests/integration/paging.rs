@@ -10,10 +10,10 @@ use crate::support::Conn;
 crate::on_single_and_cluster!(list_follows_the_scan_cursor_over_a_large_group);
 
 async fn list_follows_the_scan_cursor_over_a_large_group<C: Conn>(store: &RedisCheckpointStore<C>) {
-    // More fields than one HSCAN step visits (LIST_SCAN_COUNT) and than a listpack holds, so
-    // the hash is a real hash table and list needs several cursor steps.
+    // More fields than one HGETALL reads (LIST_HGETALL_MAX), many HSCAN steps
+    // (LIST_SCAN_COUNT each) of a real hash table.
     let group = fresh_group("redis-scan");
-    let count = 3 * checkpoint_redis::LIST_SCAN_COUNT + 7;
+    let count = checkpoint_redis::LIST_HGETALL_MAX + 7;
     let batch: Vec<Checkpoint> = (0..count)
         .map(|i| Checkpoint::new(format!("s{}", i % 13), i as u32, i as u64 * 3))
         .collect();

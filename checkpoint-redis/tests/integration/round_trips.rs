@@ -61,12 +61,6 @@ async fn round_trips_per_operation() {
     );
     count!("claim", 1, store.claim(&group, "c", 0, fingerprint, 7));
     count!("advance", 1, store.advance(&group, "c", 0, 7, 8));
-    let small = fresh_group("redis-round-trips-small");
-    store.save(&small, "s", 0, 1).await.expect("save");
-    count!("list (small group)", 1, store.list(&small));
-    // The batch, plus warm/0, warm/1, s/0 and c/0.
-    let listed = store.list(&group).await.expect("list");
-    assert_eq!(listed.len(), 10_000 + 4);
     eprintln!("round trips per operation: {measured:?}");
 
     // With a replica acknowledgement, each write carries its WAIT in the same pipeline: no
@@ -86,6 +80,47 @@ async fn round_trips_per_operation() {
         acked.claim(&group, "c", 1, fingerprint, 7)
     );
     count!("advance with WAIT", 1, acked.advance(&group, "c", 1, 7, 8));
+}
+
+/// Round trips of `list`: `HLEN` alone for an empty group, then one `HGETALL` up to
+/// `LIST_HGETALL_MAX` fields, `HSCAN` steps above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_of_list() {
+    let (store, proxy) = counted_store().await;
+    let count = |what: &str, expected: u64, round_trips: u64| {
+        eprintln!("list ({what}): {round_trips} round trips");
+        assert_eq!(round_trips, expected, "round trips of list ({what})");
+    };
+    let empty = fresh_group("redis-round-trips-empty");
+    proxy.reset();
+    store.list(&empty).await.expect("list");
+    count("empty group", 1, proxy.round_trips());
+    let small = fresh_group("redis-round-trips-small");
+    store.save(&small, "s", 0, 1).await.expect("save");
+    proxy.reset();
+    store.list(&small).await.expect("list");
+    count("small group", 2, proxy.round_trips());
+    let largest = checkpoint_redis::LIST_HGETALL_MAX;
+    let batch: Vec<Checkpoint> = (0..largest + 4)
+        .map(|i| Checkpoint::new(format!("s{}", i % 10), i as u32, i as u64 + 1))
+        .collect();
+    let full = fresh_group("redis-round-trips-full");
+    store
+        .save_all(&full, &batch[..largest])
+        .await
+        .expect("save_all");
+    proxy.reset();
+    assert_eq!(store.list(&full).await.expect("list").len(), largest);
+    count("LIST_HGETALL_MAX fields", 2, proxy.round_trips());
+    // More than one HGETALL reads: HSCAN steps (about one per LIST_SCAN_COUNT fields, COUNT
+    // being a hint) after the HLEN.
+    let over = fresh_group("redis-round-trips-over");
+    store.save_all(&over, &batch).await.expect("save_all");
+    proxy.reset();
+    assert_eq!(store.list(&over).await.expect("list").len(), largest + 4);
+    let round_trips = proxy.round_trips();
+    eprintln!("list of {}: {round_trips} round trips", largest + 4);
+    assert!(round_trips > 2, "list of {}: {round_trips}", largest + 4);
 }
 
 /// save_all of 10,000 is ten script calls in one pipeline: behind a proxy that delays every

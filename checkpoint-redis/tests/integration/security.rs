@@ -125,7 +125,7 @@ fn acl_rules_are_the_documented_ones_with_the_prefix_escaped() {
     eprintln!("ACL rules: {}", rules.join(" "));
     assert_eq!(
         rules.join(" "),
-        "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan \
+        "resetkeys ~app\\?:* resetchannels -@all +evalsha +eval +hget +hmget +hset +hscan +hlen \
          +sismember +sadd +srem +hdel +smembers +scan +cluster|slots +time +hgetall +zadd +zrem \
          +zrangebylex +zremrangebylex +wait",
         "the rules the crate doc shows"
