@@ -18,15 +18,17 @@ CREATE TABLE IF NOT EXISTS {leases} (
     subscription          TEXT COLLATE "C" NOT NULL,
     partition_id          BIGINT      NOT NULL CHECK (partition_id BETWEEN 0 AND 4294967295),
     owner                 TEXT COLLATE "C" NULL,
+    owner_generation      BIGINT      NULL,
     epoch                 BIGINT      NOT NULL CHECK (epoch >= 1),
-    expires_at            TIMESTAMPTZ NOT NULL,
     handover_requested_by TEXT COLLATE "C" NULL,
     PRIMARY KEY (group_name, subscription, partition_id)
 );
+CREATE INDEX IF NOT EXISTS {by_owner} ON {leases} (owner, group_name, subscription);
 CREATE TABLE IF NOT EXISTS {owners} (
     group_name   TEXT COLLATE "C" NOT NULL,
     subscription TEXT COLLATE "C" NOT NULL,
     owner        TEXT COLLATE "C" NOT NULL,
+    generation   BIGINT      NOT NULL DEFAULT 1 CHECK (generation >= 1),
     expires_at   TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (group_name, subscription, owner)
 )

@@ -26,12 +26,17 @@ pub(crate) const LEASES_SUFFIX: &str = "_leases";
 /// What the heartbeat table's name adds to the checkpoint table's (see [`TableName::owners_quoted`]).
 pub(crate) const OWNERS_SUFFIX: &str = "_owners";
 
+/// What the name of the lease table's index by owner adds to the checkpoint table's (see
+/// [`TableName::by_owner_index`]).
+pub(crate) const BY_OWNER_SUFFIX: &str = "_byowner";
+
 /// The longest table part: its tombstone table's name must fit in 63 bytes too.
 const MAX_TABLE_BYTES: usize = MAX_IDENTIFIER_BYTES - RETIRED_SUFFIX.len();
 
 // The lease tables' names fit wherever the tombstone table's does.
 const _: () = assert!(LEASES_SUFFIX.len() <= RETIRED_SUFFIX.len());
 const _: () = assert!(OWNERS_SUFFIX.len() <= RETIRED_SUFFIX.len());
+const _: () = assert!(BY_OWNER_SUFFIX.len() <= RETIRED_SUFFIX.len());
 
 /// What a valid table setting looks like, as the error says it.
 const EXPECTED: &str = "a table name `table` or `schema.table`, each part matching \
@@ -101,15 +106,25 @@ impl TableName {
     }
 
     /// The lease table's name quoted for SQL: the table's own name followed by `_leases`, in
-    /// the same schema. One row per lease: owner, epoch, expiry, handover request.
+    /// the same schema. One row per lease ever granted: owner and the owner's heartbeat generation, epoch,
+    /// handover request.
     pub(crate) fn leases_quoted(&self) -> String {
         self.suffixed_quoted(LEASES_SUFFIX)
     }
 
     /// The heartbeat table's name quoted for SQL: the table's own name followed by `_owners`,
-    /// in the same schema. One row per owner of a subscription: when its heartbeat expires.
+    /// in the same schema. One row per owner of a subscription: its heartbeat's generation and expiry.
     pub(crate) fn owners_quoted(&self) -> String {
         self.suffixed_quoted(OWNERS_SUFFIX)
+    }
+
+    /// The lease table's index by owner: its name quoted for `CREATE INDEX` (never qualified:
+    /// an index lives in its table's schema), then qualified, as `to_regclass` looks it up.
+    pub(crate) fn by_owner_index(&self) -> (String, String) {
+        (
+            format!("\"{}{BY_OWNER_SUFFIX}\"", self.table),
+            self.suffixed_quoted(BY_OWNER_SUFFIX),
+        )
     }
 
     /// The name of a table beside this one, `suffix` appended, quoted for SQL.

@@ -41,10 +41,12 @@
 //! | `purge` | the tombstone and any leftover checkpoints deleted in one statement | 1 |
 //! | `start_at` | a transaction: `BEGIN`, the name's advisory lock, `INSERT ... SELECT` of every partition, `COMMIT` | 4 |
 //! | `retire` | a transaction: `BEGIN`, `lock_timeout` (sent only when the store has a timeout), `LOCK TABLE`, tombstone and `DELETE`, `COMMIT` | 5 |
-//! | `acquire` (any number of partitions) | heartbeat upsert, then one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` free or own of the partitions asked and the leases held, as data-modifying CTEs of one statement | 1 |
-//! | `renew` (any number of leases) | heartbeat and leases `UPDATE`d in one statement | 1 |
-//! | `release`, `leave`, `request_handover` | one `UPDATE` of rows locked in partition order (`leave`: and the heartbeat's `DELETE`) | 1 |
-//! | `leases` | `SELECT` of the live leases `UNION ALL` the live owners | 1 |
+//! | `acquire` (any number of partitions) | heartbeat upsert, then one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` unchanged of the free partitions asked (only those rows written), as data-modifying CTEs of one statement | 1 |
+//! | `renew` (any number of leases) | one heartbeat row `UPDATE`d, the leases of its generation read by the index by owner | 1 |
+//! | `release` | the named rows locked in partition order, then one `UPDATE` of them by `ctid`, in place (heartbeat read, not written) | 1 |
+//! | `leave` | one heartbeat row `UPDATE`d (ended), the leases of its generation read | 1 |
+//! | `request_handover` | rows locked in partition order, then one `UPDATE` of them by `ctid` | 1 |
+//! | `leases` | `SELECT` of the live leases (joined with their live heartbeats) `UNION ALL` the live owners | 1 |
 //!
 //! Through a pool, sqlx 0.9 adds one exchange after the call has returned (a `Sync` when the
 //! connection goes back to the pool; the tests count it too), and a pool with sqlx's default
@@ -53,10 +55,11 @@
 //!
 //! # Schema
 //!
-//! [`migrate`](PostgresCheckpointStore::migrate) creates these four tables (`{table}` is the
-//! quoted table name, `"checkpoints"` by default; `{retired}`, `{leases}` and `{owners}` are
-//! the same name followed by `_retired`, `_leases` and `_owners`, in the same schema), and the
-//! schema of a qualified name when it is missing.
+//! [`migrate`](PostgresCheckpointStore::migrate) creates these four tables and one index
+//! (`{table}` is the quoted table name, `"checkpoints"` by default; `{retired}`, `{leases}`,
+//! `{owners}` and `{by_owner}` are the same name followed by `_retired`, `_leases`, `_owners`
+//! and `_byowner`, in the same schema), and the schema of a qualified name when it is
+//! missing.
 //! [`schema_sql`](PostgresCheckpointStore::schema_sql) prints them for teams that migrate with
 //! their own tools:
 //!
@@ -66,27 +69,28 @@
 //!   `0..=i64::MAX`, as the contract says.
 //! - Names use the `"C"` collation: compared byte by byte, never equal under some locale.
 //! - `query_fingerprint` is `NULL` until the first exclusive claim sets it.
-//! - A table name has at most 55 bytes, so that `{retired}` (and `{leases}`, `{owners}`) fits
-//!   in PostgreSQL's 63.
-//! - When all four tables exist, `migrate` creates nothing and needs no privilege beyond those
-//!   below; a deployment made before the tombstone or the lease tables existed gets the
-//!   missing ones from the next `migrate` by a role that may create tables (its checkpoints
-//!   are untouched).
+//! - A table name has at most 55 bytes, so that `{retired}` (and `{leases}`, `{owners}`,
+//!   `{by_owner}`) fits in PostgreSQL's 63.
+//! - When all four tables and the index exist in this layout, `migrate` creates nothing and
+//!   needs no privilege beyond those below; a deployment made before the tombstone or the
+//!   lease tables existed gets the missing ones from the next `migrate` by a role that may
+//!   create tables (its checkpoints are untouched). Lease tables of the first, unreleased
+//!   layout (an `expires_at` per lease) are upgraded by it too (`sql/upgrade_leases.sql`:
+//!   the generations added, leases live at that moment kept live, `expires_at` left
+//!   nullable and unread), in the migration's transaction.
 //!
 //! ## Privileges
 //!
 //! Services (saves, claims, loads, leases) need `SELECT`, `INSERT`, `UPDATE` on the table and
-//! the lease table, `SELECT` on the tombstone table, `SELECT`, `INSERT`, `UPDATE`, `DELETE` on
-//! the heartbeat table (`leave` deletes the owner's heartbeat) and `USAGE` on the schema; they
-//! delete nothing else and alter nothing. Operators (`retire`, `purge`, `start_at`) need
+//! the lease tables, `SELECT` on the tombstone table and `USAGE` on the schema; they delete
+//! nothing and alter nothing. Operators (`retire`, `purge`, `start_at`) need
 //! `DELETE` on every table (`purge` also removes a retired subscription's leases) and `INSERT`
 //! on the tombstone table; under the services' role `retire` fails with a non-retryable
 //! "permission denied":
 //!
 //! ```sql
-//! GRANT SELECT, INSERT, UPDATE ON checkpoints, checkpoints_leases TO app;
+//! GRANT SELECT, INSERT, UPDATE ON checkpoints, checkpoints_leases, checkpoints_owners TO app;
 //! GRANT SELECT ON checkpoints_retired TO app;
-//! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_owners TO app;
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints, checkpoints_leases, checkpoints_owners TO operator;
 //! GRANT SELECT, INSERT, DELETE ON checkpoints_retired TO operator;
 //! ```
@@ -118,31 +122,53 @@
 //! # Leases
 //!
 //! [`LeaseStore`](checkpoint_core::LeaseStore) keeps partition ownership beside the checkpoints,
-//! in two tables of the schema above: `{leases}`, one row per (group, subscription, partition)
-//! ever leased (its `owner`, `NULL` once released; its `epoch`; `expires_at`; and
-//! `handover_requested_by`), and `{owners}`, one row per owner of a subscription (its
-//! heartbeat's `expires_at`). A released or expired lease keeps its row and its epoch, so an
-//! epoch is never handed out twice; [`purge`](checkpoint_core::CheckpointAdmin::purge) of a
-//! retired subscription deletes its rows of both tables in its one statement.
+//! in two tables of the schema above. **Expiry lives only in the heartbeat**: `{owners}` has
+//! one row per owner of a subscription, its heartbeat's `expires_at` and `generation`, which
+//! increases whenever the heartbeat starts again after it expired (or ended: `leave` keeps the
+//! row, expired); `{leases}` has one row per (group, subscription, partition) ever leased: its
+//! `owner` and `owner_generation` (the generation `NULL` once released: the owner is kept,
+//! so that a release updates the row in place), its `epoch` and `handover_requested_by`; the
+//! index `{by_owner}` (owner first, so that no lookup by partition ever picks it) finds an
+//! owner's leases. A lease is **held** by its owner while that owner's heartbeat has
+//! the lease's generation and has not expired; otherwise it is free. So an owner's leases live
+//! and die together by construction, a renew writes one row whatever their number, and an
+//! owner whose heartbeat expired gets none of them back (its next heartbeat has the next
+//! generation). A released or expired lease keeps its row and its epoch, so an epoch is never
+//! handed out twice; [`purge`](checkpoint_core::CheckpointAdmin::purge) of a retired
+//! subscription deletes its rows of both tables in its one statement.
 //!
 //! - **One clock decides expiry: the server's.** Each operation is one statement, and
-//!   `now()`, the time the server starts it, decides what is live (`expires_at > now()`) and
-//!   when what it grants or renews expires (`now()` + the duration, in whole microseconds,
-//!   rounded down). No client's clock is ever sent or compared; `time_left` in
-//!   [`leases`](checkpoint_core::LeaseStore::leases) is counted by the server's clock too.
+//!   `now()`, the time the server starts it, decides which heartbeats are live
+//!   (`expires_at > now()`) and when the heartbeat it starts or extends expires (`now()` + the
+//!   duration, in whole microseconds, rounded down). No client's clock is ever sent or
+//!   compared; `time_left` in [`leases`](checkpoint_core::LeaseStore::leases) is counted by the
+//!   server's clock too.
 //! - **One statement each** (`sql/acquire.sql`, `renew.sql`, `release.sql`, `leave.sql`,
 //!   `leases.sql`, `request_handover.sql`), one round trip whatever the number of partitions or
 //!   leases (see [Costs](#costs)). `acquire` and `renew` check the tombstone table in the same
 //!   statement and write nothing for a retired subscription
 //!   ([`Error::Retired`](checkpoint_core::Error::Retired)).
+//! - **What each writes**: `renew` one heartbeat row, and reads the leases of its generation
+//!   through the index `{by_owner}`; `leave` likewise (it ends the heartbeat: every lease of
+//!   its generation is then free); `acquire` its heartbeat and the rows of the partitions it
+//!   grants, none of those it already holds; `release` the rows it frees.
 //! - **Concurrent acquirers of one partition**: the grant is
-//!   `INSERT ... ON CONFLICT DO UPDATE ... WHERE` the lease is free, expired or the caller's;
-//!   the row lock serialises them and the `WHERE` is judged on the newest row, so exactly one
-//!   gets it. A partition another owner holds live when the statement starts is not even
-//!   tried. Every lease statement locks the rows it may wait for in partition order (the
-//!   upsert's input is sorted; the `UPDATE`s first lock their rows with
-//!   `SELECT ... ORDER BY partition_id FOR NO KEY UPDATE`), so concurrent lease calls never
-//!   deadlock, whatever partitions they name.
+//!   `INSERT ... ON CONFLICT DO UPDATE ... WHERE` the row is still the one the statement
+//!   judged free (same epoch and owner: every grant raises the epoch, every release clears the
+//!   owner); the row lock serialises them and the `WHERE` is judged on the newest row, so
+//!   exactly one gets it. A partition another owner holds live when the statement starts is
+//!   not even tried.
+//! - **Taking over from an expired holder**: the acquirer locks the holder's heartbeat
+//!   (`FOR NO KEY UPDATE SKIP LOCKED`, judged again on its newest version) and ends it
+//!   (`expires_at = -infinity`) in the same statement. A renew of that holder that started
+//!   earlier, while its heartbeat was live, waits for that row, then finds it expired and
+//!   renews nothing (`NotHeld`), so no lease is ever both given away and renewed. A heartbeat
+//!   another transaction holds locked (its owner is renewing) is skipped, and its partitions
+//!   refused.
+//! - **No deadlock**: a statement locks its own heartbeat first, while it holds nothing;
+//!   other owners' heartbeats only without waiting; lease rows in partition order (the
+//!   upsert's input is sorted; `release` and `request_handover` first lock their rows with
+//!   `SELECT ... ORDER BY partition_id FOR NO KEY UPDATE`).
 //! - **Lost connections**: `acquire`, `renew`, `leases` and `request_handover` are idempotent
 //!   and run once more on a live connection, like saves; `release` and `leave` are not (a
 //!   second attempt would report what the first released as not held): they fail with a

@@ -102,7 +102,9 @@ impl Requests {
         partitions: &[u32],
     ) -> Result<Released, Error> {
         let (group, subscription, owner) = key;
-        let requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
+        let mut requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
+        // Rows are locked in partition order (see `sql/release.sql`).
+        requested.sort_unstable();
         let freed: Vec<i64> = sqlx::query_scalar(sql(&self.release))
             .bind(group)
             .bind(subscription)

@@ -1,17 +1,19 @@
 //! The migration: the checkpoint table, its tombstone table and its lease tables (and their
-//! schema) created in one transaction, each only when missing.
+//! schema) created in one transaction, each only when missing; lease tables of the first
+//! layout (an expiry per lease) upgraded to the current one (expiry in the heartbeat only).
 
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
 use sqlx::postgres::PgConnection;
 
-use super::{MIGRATE_LOCK, Requests, SCHEMA_EXISTS, TABLE_EXISTS, sql};
+use super::{LEASE_LAYOUT, MIGRATE_LOCK, Requests, SCHEMA_EXISTS, TABLE_EXISTS, sql};
 use crate::error::backend;
 
 impl Requests {
     /// The migration in one transaction on `connection`, under the table's advisory lock so
-    /// that concurrent migrations take turns. Creates nothing when all four tables exist, so
-    /// a role without the privilege to create can run it.
+    /// that concurrent migrations take turns. Creates nothing when all four tables exist with
+    /// the current layout, so a role without the privilege to create can run it; lease tables
+    /// of the first layout are upgraded (`sql/upgrade_leases.sql`).
     pub(crate) async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         let mut transaction = connection.begin().await.map_err(failed)?;
@@ -29,14 +31,28 @@ impl Requests {
                 .map_err(failed)?;
             missing |= !exists;
         }
-        if missing {
+        let (current, first): (bool, bool) = sqlx::query_as(LEASE_LAYOUT)
+            .bind(&self.quoted[2])
+            .bind(&self.quoted[3])
+            .bind(&self.by_owner)
+            .fetch_one(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        if missing || !current {
             self.create_missing(&mut transaction).await?;
+        }
+        if first {
+            // Several statements, so the simple protocol; no parameters.
+            sqlx::raw_sql(sql(&self.upgrade_leases))
+                .execute(&mut *transaction)
+                .await
+                .map_err(failed)?;
         }
         transaction.commit().await.map_err(failed)
     }
 
-    /// Creates the schema when the name has one and it is missing, then the four tables
-    /// (each `IF NOT EXISTS`).
+    /// Creates the schema when the name has one and it is missing, then the four tables and
+    /// the lease table's index (each `IF NOT EXISTS`).
     async fn create_missing(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         if let (Some(schema), Some(create_schema)) = (&self.schema, &self.create_schema) {
@@ -54,7 +70,7 @@ impl Requests {
                     .map_err(failed)?;
             }
         }
-        // Four statements (the tables), so the simple protocol; no parameters.
+        // Five statements (the tables, the index), so the simple protocol; no parameters.
         sqlx::raw_sql(sql(&self.create_table))
             .execute(&mut *connection)
             .await

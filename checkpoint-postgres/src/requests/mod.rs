@@ -11,8 +11,8 @@
 //! - [`pool`]: a connection from the pool for one call, under the store's timeout, and what
 //!   happens to it when the call ends or is abandoned.
 //!
-//! The text lives in `sql/*.sql` with `{table}`, `{retired}`, `{leases}` and `{owners}`
-//! placeholders (`{schema}` in `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
+//! The text lives in `sql/*.sql` with `{table}`, `{retired}`, `{leases}`, `{owners}` and
+//! `{by_owner}` (the lease table's index) placeholders (`{schema}` in `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
 //! after [`TableName`] has validated it; every value a call passes is a bind parameter. That is
 //! why wrapping the text in [`sqlx::AssertSqlSafe`] is sound.
 
@@ -36,6 +36,9 @@ const MIGRATE_LOCK: &str = include_str!("../../sql/migrate_lock.sql");
 /// Whether the table exists, before the migration creates anything.
 const TABLE_EXISTS: &str = include_str!("../../sql/table_exists.sql");
 
+/// Whether the lease tables have the current layout, or the first one (see the file's header).
+const LEASE_LAYOUT: &str = include_str!("../../sql/lease_layout.sql");
+
 /// Whether the table's schema exists, before the migration creates it.
 const SCHEMA_EXISTS: &str = include_str!("../../sql/schema_exists.sql");
 
@@ -48,6 +51,10 @@ const START_AT_LOCK: &str = include_str!("../../sql/start_at_lock.sql");
 /// One SQL text per request, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
+    /// `sql/upgrade_leases.sql`: lease tables of the first layout brought to the current one.
+    upgrade_leases: Arc<str>,
+    /// The lease table's index by owner, qualified and quoted, which the migration looks for.
+    by_owner: String,
     /// `sql/schema.sql` (the checkpoint table and its tombstone table), also what
     /// [`schema_sql`](crate::PostgresCheckpointStore::schema_sql) prints.
     create_table: Arc<str>,
@@ -87,16 +94,20 @@ impl Requests {
         let retired = table.retired_quoted();
         let leases = table.leases_quoted();
         let owners = table.owners_quoted();
+        let (by_owner, by_owner_qualified) = table.by_owner_index();
         let render = |template: &str| -> Arc<str> {
             template
                 .replace("{table}", &quoted)
                 .replace("{retired}", &retired)
                 .replace("{leases}", &leases)
                 .replace("{owners}", &owners)
+                .replace("{by_owner}", &by_owner)
                 .into()
         };
         Self {
             create_table: render(include_str!("../../sql/schema.sql")),
+            upgrade_leases: render(include_str!("../../sql/upgrade_leases.sql")),
+            by_owner: by_owner_qualified,
             create_schema: table.schema().map(|schema| {
                 include_str!("../../sql/create_schema.sql")
                     .trim_end()
@@ -183,8 +194,17 @@ mod tests {
             assert!(!text.contains("{retired}"), "{text}");
             assert!(text.contains("\"app\".\"cp\""), "{text}");
         }
+        assert!(
+            requests
+                .create_table
+                .contains("CREATE INDEX IF NOT EXISTS \"cp_byowner\" ON \"app\".\"cp_leases\""),
+            "{}",
+            requests.create_table
+        );
+        assert_eq!(requests.by_owner, "\"app\".\"cp_byowner\"");
         for text in [
             &requests.create_table,
+            &requests.upgrade_leases,
             &requests.purge,
             &requests.acquire,
             &requests.renew,

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! Without the feature, a test shows that a URL asking for TLS fails to connect rather than
-//! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only, and DELETE
-//! of heartbeats) are tested here with every operation, and the whole conformance kit runs
+//! connecting in plain text. The run-time privileges (SELECT, INSERT, UPDATE only; SELECT only
+//! on the tombstones) are tested here with every operation, and the whole conformance kit runs
 //! under such a role in `kit::runtime_role` (the lease kit's retires and purges by an
 //! operator beside it).
 
@@ -91,7 +91,7 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
          REVOKE ALL ON checkpoints_leases FROM {RUNTIME_ROLE}; \
          GRANT SELECT, INSERT, UPDATE ON checkpoints_leases TO {RUNTIME_ROLE}; \
          REVOKE ALL ON checkpoints_owners FROM {RUNTIME_ROLE}; \
-         GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_owners TO {RUNTIME_ROLE};"
+         GRANT SELECT, INSERT, UPDATE ON checkpoints_owners TO {RUNTIME_ROLE};"
     )))
     .execute(&mut *transaction)
     .await
@@ -108,10 +108,7 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
         ("checkpoints", &["INSERT", "SELECT", "UPDATE"][..]),
         ("checkpoints_retired", &["SELECT"][..]),
         ("checkpoints_leases", &["INSERT", "SELECT", "UPDATE"][..]),
-        (
-            "checkpoints_owners",
-            &["DELETE", "INSERT", "SELECT", "UPDATE"][..],
-        ),
+        ("checkpoints_owners", &["INSERT", "SELECT", "UPDATE"][..]),
     ] {
         let privileges: Vec<String> = sqlx::query_scalar(
             "SELECT privilege_type::text FROM information_schema.role_table_grants \
@@ -512,9 +509,9 @@ async fn select_insert_update_are_the_only_privileges_needed() {
     owner.migrate().await.unwrap();
     support::admin_sql(format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
-         GRANT SELECT, INSERT, UPDATE ON \"{table}\", \"{table}_leases\" TO {role}; \
+         GRANT SELECT, INSERT, UPDATE ON \"{table}\", \"{table}_leases\", \"{table}_owners\" \
+             TO {role}; \
          GRANT SELECT ON \"{table}_retired\" TO {role}; \
-         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_owners\" TO {role}; \
          CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
          GRANT SELECT, INSERT ON \"{table}\" TO {limited_role}; \
          GRANT SELECT ON \"{table}_retired\" TO {limited_role};"

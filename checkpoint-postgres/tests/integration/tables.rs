@@ -195,3 +195,78 @@ async fn migrate_adds_the_lease_tables_to_an_older_deployment() {
     assert_eq!(acquired.granted[0].epoch, 1);
     support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
+
+/// A deployment whose lease tables have the first, unreleased layout (an expiry per lease, no
+/// generations, no index by owner) is upgraded by `migrate`, twice without harm: a lease live
+/// at that moment stays held by its owner under its epoch, an expired one is free, and every
+/// lease operation works afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_upgrades_lease_tables_of_the_first_layout() {
+    use checkpoint_core::LeaseStore;
+    use std::time::Duration;
+
+    let schema = support::unique_ident("first_layout");
+    let store = support::store()
+        .await
+        .with_table(&format!("{schema}.checkpoints"))
+        .unwrap();
+    store.migrate().await.unwrap();
+    let group = fresh_group("first-layout");
+    // The lease tables as the first layout created them, with a live lease of "a" (epoch 3),
+    // an expired one of "b" (epoch 5), and their heartbeats.
+    support::admin_sql(format!(
+        "DROP TABLE \"{schema}\".checkpoints_leases, \"{schema}\".checkpoints_owners; \
+         CREATE TABLE \"{schema}\".checkpoints_leases ( \
+             group_name TEXT COLLATE \"C\" NOT NULL, \
+             subscription TEXT COLLATE \"C\" NOT NULL, \
+             partition_id BIGINT NOT NULL CHECK (partition_id BETWEEN 0 AND 4294967295), \
+             owner TEXT COLLATE \"C\" NULL, \
+             epoch BIGINT NOT NULL CHECK (epoch >= 1), \
+             expires_at TIMESTAMPTZ NOT NULL, \
+             handover_requested_by TEXT COLLATE \"C\" NULL, \
+             PRIMARY KEY (group_name, subscription, partition_id)); \
+         CREATE TABLE \"{schema}\".checkpoints_owners ( \
+             group_name TEXT COLLATE \"C\" NOT NULL, \
+             subscription TEXT COLLATE \"C\" NOT NULL, \
+             owner TEXT COLLATE \"C\" NOT NULL, \
+             expires_at TIMESTAMPTZ NOT NULL, \
+             PRIMARY KEY (group_name, subscription, owner)); \
+         INSERT INTO \"{schema}\".checkpoints_owners VALUES \
+             ('{group}', 's', 'a', now() + interval '1 minute'), \
+             ('{group}', 's', 'b', now() - interval '1 second'); \
+         INSERT INTO \"{schema}\".checkpoints_leases VALUES \
+             ('{group}', 's', 0, 'a', 3, now() + interval '1 minute', NULL), \
+             ('{group}', 's', 1, 'b', 5, now() - interval '1 second', NULL);"
+    ))
+    .await;
+
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap(); // idempotent
+    let duration = Duration::from_secs(5);
+    let table = store.leases(&group, "s").await.unwrap();
+    assert_eq!(table.leases.len(), 1, "{table:?}");
+    assert_eq!(
+        (table.leases[0].partition, table.leases[0].owner.as_str()),
+        (0, "a")
+    );
+    assert_eq!(table.leases[0].epoch, 3);
+    let renewed = store.renew(&group, "s", "a", duration).await.unwrap();
+    assert_eq!((renewed.len(), renewed[0].epoch), (1, 3));
+    assert!(store.renew(&group, "s", "b", duration).await.is_err());
+    let acquired = store
+        .acquire(&group, "s", "c", &[0, 1, 2], duration)
+        .await
+        .unwrap();
+    assert_eq!(acquired.refused, vec![0]);
+    let epochs: Vec<(u32, u64)> = acquired
+        .granted
+        .iter()
+        .map(|lease| (lease.partition, lease.epoch))
+        .collect();
+    assert_eq!(epochs, vec![(1, 6), (2, 1)]);
+    let released = store.release(&group, "s", "a", &[0]).await.unwrap();
+    assert_eq!(released.released, vec![0]);
+    assert_eq!(store.leave(&group, "s", "c").await.unwrap(), vec![1, 2]);
+    assert!(store.leases(&group, "s").await.unwrap().leases.is_empty());
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
+}
