@@ -4,14 +4,10 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use async_trait::async_trait;
 use checkpoint_conformance::harness::Guarded;
-use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, HeldLease, LeaseStore,
-    LeaseTable, Released,
-};
+use checkpoint_core::Error;
 use checkpoint_sqlite::SqliteCheckpointStore;
 
 /// A database file path under the system's temporary directory, unique to this process and
@@ -72,11 +68,7 @@ pub async fn store() -> TempStore {
 
 /// A client of a database file shared with the other clients of the same test: its own pool,
 /// as another process would have, and a share of the file, deleted after the last client.
-#[derive(Debug)]
-pub struct LeaseClient {
-    pub store: SqliteCheckpointStore,
-    _db: Arc<TempDb>,
-}
+pub type LeaseClient = Guarded<SqliteCheckpointStore, Arc<TempDb>>;
 
 thread_local! {
     /// The file of the test running on this thread, while one of its clients is alive.
@@ -98,113 +90,7 @@ pub async fn lease_store() -> LeaseClient {
         }
     };
     let store = db.store().await;
-    LeaseClient { store, _db: db }
-}
-
-#[async_trait]
-impl LeaseStore for LeaseClient {
-    async fn acquire(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        (self.store)
-            .acquire(group, subscription, owner, partitions, duration)
-            .await
-    }
-    async fn renew(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        self.store.renew(group, subscription, owner, duration).await
-    }
-    async fn release(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.store
-            .release(group, subscription, owner, partitions)
-            .await
-    }
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.store.leave(group, subscription, owner).await
-    }
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        self.store.leases(group, subscription).await
-    }
-    async fn request_handover(
-        &self,
-        group: &str,
-        subscription: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        (self.store)
-            .request_handover(group, subscription, requester, partitions)
-            .await
-    }
-}
-
-#[async_trait]
-impl CheckpointStore for LeaseClient {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.store.list(group).await
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.store.load(group, subscription, partition).await
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.store
-            .save(group, subscription, partition, position)
-            .await
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.store.save_all(group, checkpoints).await
-    }
-}
-
-#[async_trait]
-impl CheckpointAdmin for LeaseClient {
-    async fn groups(&self) -> Result<Vec<String>, Error> {
-        self.store.groups().await
-    }
-    async fn start_at(
-        &self,
-        group: &str,
-        subscription: &str,
-        positions: &[(u32, u64)],
-    ) -> Result<(), Error> {
-        self.store.start_at(group, subscription, positions).await
-    }
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.store.retire(group, subscription).await
-    }
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        self.store.retired(group).await
-    }
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.store.purge(group, subscription).await
-    }
+    Guarded::new(store, db)
 }
 
 /// The sqlx error an error of this store carries as its source.
