@@ -86,72 +86,10 @@ async fn run(store_spec: &str) -> Result<(), BoxError> {
     println!(
         "store: {store_spec}; lease of ({group}, {SUBSCRIPTION}, partition {PARTITION}), {LEASE:?} at a time\n"
     );
-
-    let sent = Instant::now();
-    let (epoch_a, _) = acquire(store, &group, "worker-a").await?;
-    let mut deadline_a = holder_deadline(sent, LEASE);
-    println!("A acquires the lease: epoch {epoch_a}");
-    for position in [100, 200, 300] {
-        store
-            .save(&group, SUBSCRIPTION, PARTITION, position)
-            .await?;
-        let sent = Instant::now();
-        store.renew(&group, SUBSCRIPTION, "worker-a", LEASE).await?;
-        deadline_a = holder_deadline(sent, LEASE);
-        println!(
-            "A saves {position:>4}  → stored {}, and renews",
-            stored(store, &group).await?
-        );
-    }
-    println!("A stalls (a long pause) with saves of 400 and 450 in flight; it stops renewing");
-
-    let (epoch_b, waited) = acquire(store, &group, "worker-b").await?;
-    let after_deadline = Instant::now().saturating_duration_since(deadline_a);
-    println!(
-        "B acquires the lease after {waited:.1?} of trying, {after_deadline:.1?} after A's local deadline: epoch {epoch_b}"
-    );
-    let resume = store
-        .load(&group, SUBSCRIPTION, PARTITION)
-        .await?
-        .unwrap_or(0);
-    println!("B resumes at {resume}");
-    for position in [500, 700, 900] {
-        store
-            .save(&group, SUBSCRIPTION, PARTITION, position)
-            .await?;
-        println!(
-            "B saves {position:>4}  → stored {}",
-            stored(store, &group).await?
-        );
-    }
-
-    println!("A wakes up and renews:");
-    match store.renew(&group, SUBSCRIPTION, "worker-a", LEASE).await {
-        Err(Error::NotHeld { .. }) => println!("  refused (NotHeld): A knows it lost the lease"),
-        other => return Err(format!("A's renew after B took over: {other:?}").into()),
-    }
-    for position in [400, 450] {
-        store
-            .save(&group, SUBSCRIPTION, PARTITION, position)
-            .await?;
-        println!(
-            "A's late save of {position} arrives → stored {} (ignored; a sink fencing by epoch would refuse epoch {epoch_a} < {epoch_b} too)",
-            stored(store, &group).await?
-        );
-    }
-
-    let released = store
-        .release(&group, SUBSCRIPTION, "worker-b", &[PARTITION])
-        .await?;
-    println!(
-        "\nB hands over gracefully: its last checkpoint is written, then it releases {:?}",
-        released.released
-    );
-    let (epoch_c, waited) = acquire(store, &group, "worker-c").await?;
-    println!(
-        "C acquires the lease after {waited:.1?} (no expiry to wait for): epoch {epoch_c}, resumes at {}",
-        stored(store, &group).await?
-    );
+    let (epoch_a, deadline_a) = a_works_then_stalls(store, &group).await?;
+    let epoch_b = b_takes_over(store, &group, deadline_a).await?;
+    a_wakes_up(store, &group, epoch_a, epoch_b).await?;
+    let epoch_c = b_hands_over_to_c(store, &group).await?;
 
     let last = store.load(&group, SUBSCRIPTION, PARTITION).await?;
     if last != Some(900) || !(epoch_a < epoch_b && epoch_b < epoch_c) {
@@ -164,4 +102,92 @@ async fn run(store_spec: &str) -> Result<(), BoxError> {
         "\nfinal checkpoint: 900; epochs {epoch_a} < {epoch_b} < {epoch_c}: the zombie's late saves never moved it back."
     );
     Ok(())
+}
+
+/// A acquires, saves and renews, then stalls: its epoch and its local deadline.
+async fn a_works_then_stalls(
+    store: &dyn ExampleStore,
+    group: &str,
+) -> Result<(u64, Instant), BoxError> {
+    let sent = Instant::now();
+    let (epoch_a, _) = acquire(store, group, "worker-a").await?;
+    let mut deadline_a = holder_deadline(sent, LEASE);
+    println!("A acquires the lease: epoch {epoch_a}");
+    for position in [100, 200, 300] {
+        store.save(group, SUBSCRIPTION, PARTITION, position).await?;
+        let sent = Instant::now();
+        store.renew(group, SUBSCRIPTION, "worker-a", LEASE).await?;
+        deadline_a = holder_deadline(sent, LEASE);
+        println!(
+            "A saves {position:>4}  → stored {}, and renews",
+            stored(store, group).await?
+        );
+    }
+    println!("A stalls (a long pause) with saves of 400 and 450 in flight; it stops renewing");
+    Ok((epoch_a, deadline_a))
+}
+
+/// B acquires once A's lease expired, resumes from the checkpoint and saves: its epoch.
+async fn b_takes_over(
+    store: &dyn ExampleStore,
+    group: &str,
+    deadline_a: Instant,
+) -> Result<u64, BoxError> {
+    let (epoch_b, waited) = acquire(store, group, "worker-b").await?;
+    let after_deadline = Instant::now().saturating_duration_since(deadline_a);
+    println!(
+        "B acquires the lease after {waited:.1?} of trying, {after_deadline:.1?} after A's local deadline: epoch {epoch_b}"
+    );
+    let resume = store
+        .load(group, SUBSCRIPTION, PARTITION)
+        .await?
+        .unwrap_or(0);
+    println!("B resumes at {resume}");
+    for position in [500, 700, 900] {
+        store.save(group, SUBSCRIPTION, PARTITION, position).await?;
+        println!(
+            "B saves {position:>4}  → stored {}",
+            stored(store, group).await?
+        );
+    }
+    Ok(epoch_b)
+}
+
+/// A's renew is refused, and its late saves change nothing.
+async fn a_wakes_up(
+    store: &dyn ExampleStore,
+    group: &str,
+    epoch_a: u64,
+    epoch_b: u64,
+) -> Result<(), BoxError> {
+    println!("A wakes up and renews:");
+    match store.renew(group, SUBSCRIPTION, "worker-a", LEASE).await {
+        Err(Error::NotHeld { .. }) => println!("  refused (NotHeld): A knows it lost the lease"),
+        other => return Err(format!("A's renew after B took over: {other:?}").into()),
+    }
+    for position in [400, 450] {
+        store.save(group, SUBSCRIPTION, PARTITION, position).await?;
+        println!(
+            "A's late save of {position} arrives → stored {} (ignored; a sink fencing by epoch would refuse epoch {epoch_a} < {epoch_b} too)",
+            stored(store, group).await?
+        );
+    }
+    Ok(())
+}
+
+/// B releases after its last checkpoint, and C acquires at once: C's epoch.
+async fn b_hands_over_to_c(store: &dyn ExampleStore, group: &str) -> Result<u64, BoxError> {
+    let released = store
+        .release(group, SUBSCRIPTION, "worker-b", &[PARTITION])
+        .await?;
+    println!(
+        "\nB hands over gracefully: its last checkpoint is written, then it releases {:?}",
+        released.released
+    );
+    let (epoch_c, waited) = acquire(store, group, "worker-c").await?;
+    println!(
+        "C acquires the lease after {waited:.1?} (no expiry to wait for): epoch {epoch_c}, resumes at {}",
+        stored(store, group).await?
+    );
+    Ok(epoch_c)
 }
