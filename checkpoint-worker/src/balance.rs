@@ -1,0 +1,373 @@
+//! The balancing rule: from what the store says (live leases, live owners) and what this worker
+//! holds, which free partitions to claim, which to ask other owners for, and which of its own to
+//! hand over. A pure function, so the model test and the unit tests can check it alone.
+//!
+//! With `P` partitions and `N` live owners, every owner should hold `⌊P/N⌋` or `⌈P/N⌉`, and at
+//! most `P mod N` owners hold the larger share. Each worker decides for itself, from the same
+//! table, and only ever moves itself towards its share:
+//!
+//! - below `⌊P/N⌋`, it wants `⌊P/N⌋`; at `⌊P/N⌋`, it wants one more only while fewer than
+//!   `P mod N` other owners hold `⌈P/N⌉` or more (so the extra slots are never over-taken);
+//! - it claims free partitions first (free, expired, or released: the store grants them without
+//!   asking anyone);
+//! - what free partitions cannot cover, it **asks** for (`request_handover`), from owners above
+//!   `⌈P/N⌉` first, then, only when it is below `⌊P/N⌋`, from owners at `⌈P/N⌉`: never stealing
+//!   a live lease;
+//! - it hands over a partition asked of it only while it holds more than `⌊P/N⌋` (not counting
+//!   the ones already being handed over), so honouring a request never takes it below its share.
+//!
+//! Nobody moves a partition fair share does not require: a worker at its share neither claims
+//! nor asks, and the partitions of a worker that joins come from the owners above their share.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use checkpoint_core::LeaseTable;
+
+/// What this worker knows of itself for the plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Me<'a> {
+    /// Its owner id.
+    pub id: &'a str,
+    /// Partitions `0..partitions` make up the subscription.
+    pub partitions: u32,
+    /// Partitions it holds and keeps (not being handed over).
+    pub keeping: &'a BTreeSet<u32>,
+    /// Partitions it holds that are being handed over (they leave soon).
+    pub leaving: &'a BTreeSet<u32>,
+    /// Partitions of its own on which another owner asked for a handover, with the requester.
+    pub requested: &'a BTreeMap<u32, String>,
+}
+
+/// What to do this round.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// Free partitions to acquire.
+    pub claim: Vec<u32>,
+    /// Partitions of other owners to ask for.
+    pub ask: Vec<u32>,
+    /// Partitions of its own to hand over, as asked.
+    pub give: Vec<u32>,
+    /// The share this worker aims at.
+    pub target: usize,
+}
+
+/// Fair shares for `partitions` over `owners`: (`⌊P/N⌋`, `⌈P/N⌉`, how many may hold `⌈P/N⌉`).
+pub(crate) fn shares(partitions: u32, owners: usize) -> (usize, usize, usize) {
+    let partitions = partitions as usize;
+    let owners = owners.max(1);
+    let floor = partitions / owners;
+    let extra = partitions % owners;
+    (floor, floor + usize::from(extra > 0), extra)
+}
+
+/// The plan for this round. `rotation` spreads concurrent claimers over the free partitions
+/// (each starts at its own offset), so that workers that see the same free partitions at the
+/// same time mostly claim different ones.
+pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
+    let mut owners: BTreeSet<&str> = table.owners.iter().map(|o| o.owner.as_str()).collect();
+    owners.insert(me.id);
+    let (floor, ceil, extra) = shares(me.partitions, owners.len());
+
+    // Other live owners' counts, from the table (leases of owners no longer live are free soon,
+    // and count for nobody).
+    let mut counts: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    let mut taken = BTreeSet::new();
+    for lease in &table.leases {
+        taken.insert(lease.partition);
+        if lease.owner != me.id && owners.contains(lease.owner.as_str()) {
+            counts
+                .entry(&lease.owner)
+                .or_default()
+                .push(lease.partition);
+        }
+    }
+    let mine = me.keeping.len();
+    let others_at_ceil = counts.values().filter(|held| held.len() >= ceil).count();
+    let target = if mine < floor {
+        floor
+    } else if mine == floor && extra > 0 && others_at_ceil < extra {
+        ceil
+    } else {
+        mine
+    };
+
+    let give = to_give(me, floor);
+    let need = target.saturating_sub(mine);
+    let free: Vec<u32> = (0..me.partitions)
+        .filter(|p| !taken.contains(p) && !me.keeping.contains(p) && !me.leaving.contains(p))
+        .collect();
+    let claim = rotate(&free, rotation)
+        .into_iter()
+        .take(need)
+        .collect::<Vec<_>>();
+    let ask = if claim.len() < need {
+        to_ask(
+            need - claim.len(),
+            mine < floor,
+            ceil,
+            &counts,
+            table,
+            me.id,
+        )
+    } else {
+        Vec::new()
+    };
+    Plan {
+        claim,
+        ask,
+        give,
+        target,
+    }
+}
+
+/// The requested partitions this worker hands over: as many as keep it at `floor` or above.
+fn to_give(me: Me<'_>, floor: usize) -> Vec<u32> {
+    let spare = me.keeping.len().saturating_sub(floor);
+    me.requested
+        .iter()
+        .filter(|(partition, requester)| {
+            me.keeping.contains(partition) && requester.as_str() != me.id
+        })
+        .map(|(partition, _)| *partition)
+        .take(spare)
+        .collect()
+}
+
+/// Partitions to ask for: from the owners above `ceil` (the most loaded first, their surplus
+/// only), then, when this worker is below its floor, one from each owner at `ceil`. A partition
+/// this worker already asked for is asked again (the request may have been cleared by a grant);
+/// asking is idempotent.
+fn to_ask(
+    mut need: usize,
+    below_floor: bool,
+    ceil: usize,
+    counts: &BTreeMap<&str, Vec<u32>>,
+    table: &LeaseTable,
+    me: &str,
+) -> Vec<u32> {
+    let mut by_load: Vec<(&str, &Vec<u32>)> = counts.iter().map(|(o, h)| (*o, h)).collect();
+    by_load.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    // Partitions another requester already asked for are left to it, unless nothing else is
+    // left: two workers asking for the same partition would make one of them wait a round.
+    let asked_by_other = |partition: u32| {
+        table.leases.iter().any(|lease| {
+            lease.partition == partition
+                && lease
+                    .handover_requested_by
+                    .as_deref()
+                    .is_some_and(|requester| requester != me)
+        })
+    };
+    let mut ask = Vec::new();
+    for (_, held) in by_load.iter().filter(|(_, held)| held.len() > ceil) {
+        let surplus = held.len() - ceil;
+        let picks = held.iter().rev().filter(|p| !asked_by_other(**p));
+        for &partition in picks.take(surplus.min(need)) {
+            ask.push(partition);
+            need -= 1;
+        }
+    }
+    if below_floor {
+        for (_, held) in by_load.iter().filter(|(_, held)| held.len() == ceil) {
+            if need == 0 {
+                break;
+            }
+            if let Some(&partition) = held.iter().rev().find(|p| !asked_by_other(**p)) {
+                ask.push(partition);
+                need -= 1;
+            }
+        }
+    }
+    ask.sort_unstable();
+    ask
+}
+
+/// `items` starting at `offset` (modulo its length), wrapping around.
+fn rotate(items: &[u32], offset: usize) -> Vec<u32> {
+    if items.is_empty() {
+        return Vec::new();
+    }
+    let start = offset % items.len();
+    items[start..]
+        .iter()
+        .chain(&items[..start])
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::{Lease, LeaseOwner};
+
+    use super::*;
+
+    fn table(leases: &[(u32, &str)], owners: &[&str], asked: &[(u32, &str)]) -> LeaseTable {
+        LeaseTable {
+            leases: leases
+                .iter()
+                .map(|&(partition, owner)| Lease {
+                    partition,
+                    owner: owner.to_owned(),
+                    epoch: 1,
+                    time_left: None,
+                    handover_requested_by: asked
+                        .iter()
+                        .find(|(p, _)| *p == partition)
+                        .map(|(_, r)| (*r).to_owned()),
+                })
+                .collect(),
+            owners: owners
+                .iter()
+                .map(|owner| LeaseOwner {
+                    owner: (*owner).to_owned(),
+                    time_left: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn plan_for(
+        id: &str,
+        partitions: u32,
+        keeping: &[u32],
+        requested: &[(u32, &str)],
+        table: &LeaseTable,
+    ) -> Plan {
+        let keeping: BTreeSet<u32> = keeping.iter().copied().collect();
+        let requested: BTreeMap<u32, String> = requested
+            .iter()
+            .map(|(p, r)| (*p, (*r).to_owned()))
+            .collect();
+        plan(
+            Me {
+                id,
+                partitions,
+                keeping: &keeping,
+                leaving: &BTreeSet::new(),
+                requested: &requested,
+            },
+            table,
+            0,
+        )
+    }
+
+    #[test]
+    fn shares_are_floor_and_ceil_with_the_remainder_holding_the_ceil() {
+        assert_eq!(shares(64, 4), (16, 16, 0));
+        assert_eq!(shares(10, 3), (3, 4, 1));
+        assert_eq!(shares(2, 5), (0, 1, 2));
+        assert_eq!(shares(7, 0), (7, 7, 0));
+    }
+
+    #[test]
+    fn a_lone_worker_claims_everything() {
+        let plan = plan_for("a", 4, &[], &[], &table(&[], &["a"], &[]));
+        assert_eq!(plan.claim, vec![0, 1, 2, 3]);
+        assert!(plan.ask.is_empty());
+    }
+
+    #[test]
+    fn a_joining_worker_asks_the_most_loaded_for_its_surplus_only() {
+        // 10 over a (6) and b (4); c joins: shares 3,3,4 (one may hold 4).
+        let leases: Vec<(u32, &str)> = (0..6)
+            .map(|p| (p, "a"))
+            .chain((6..10).map(|p| (p, "b")))
+            .collect();
+        let plan = plan_for("c", 10, &[], &[], &table(&leases, &["a", "b", "c"], &[]));
+        assert!(plan.claim.is_empty());
+        assert_eq!(plan.target, 3);
+        // a holds 2 above the ceil of 4, then one of b's at the ceil since c is below floor.
+        assert_eq!(plan.ask, vec![4, 5, 9]);
+    }
+
+    #[test]
+    fn a_worker_at_its_share_neither_claims_nor_asks() {
+        let leases: Vec<(u32, &str)> = (0..5)
+            .map(|p| (p, "a"))
+            .chain((5..10).map(|p| (p, "b")))
+            .collect();
+        let plan = plan_for(
+            "a",
+            10,
+            &[0, 1, 2, 3, 4],
+            &[],
+            &table(&leases, &["a", "b"], &[]),
+        );
+        assert_eq!(
+            plan,
+            Plan {
+                target: 5,
+                ..Plan::default()
+            }
+        );
+    }
+
+    #[test]
+    fn the_extra_slots_are_not_over_taken() {
+        // 10 over 3: one owner may hold 4. b holds 4 already, so a (at 3) stays at 3.
+        let leases: Vec<(u32, &str)> = (0..3)
+            .map(|p| (p, "a"))
+            .chain((3..7).map(|p| (p, "b")))
+            .chain((7..9).map(|p| (p, "c")))
+            .collect();
+        let plan = plan_for(
+            "a",
+            10,
+            &[0, 1, 2],
+            &[],
+            &table(&leases, &["a", "b", "c"], &[]),
+        );
+        assert_eq!(plan.target, 3);
+        assert!(plan.claim.is_empty());
+        // c (at 2) wants 3 and claims the free 9.
+        let plan = plan_for(
+            "c",
+            10,
+            &[7, 8],
+            &[],
+            &table(&leases, &["a", "b", "c"], &[]),
+        );
+        assert_eq!(plan.claim, vec![9]);
+    }
+
+    #[test]
+    fn a_request_is_honoured_only_above_the_floor() {
+        let leases: Vec<(u32, &str)> = (0..4).map(|p| (p, "a")).collect();
+        let owners = ["a", "b"];
+        let plan = plan_for(
+            "a",
+            4,
+            &[0, 1, 2, 3],
+            &[(3, "b"), (2, "b")],
+            &table(&leases, &owners, &[]),
+        );
+        assert_eq!(plan.give, vec![2, 3]);
+        let plan = plan_for(
+            "a",
+            4,
+            &[0, 1],
+            &[(1, "b")],
+            &table(&leases[..2], &owners, &[]),
+        );
+        assert!(plan.give.is_empty(), "a holds its floor of 2: {plan:?}");
+    }
+
+    #[test]
+    fn free_partitions_are_claimed_from_a_rotated_start() {
+        assert_eq!(rotate(&[1, 2, 3, 4], 6), vec![3, 4, 1, 2]);
+        assert!(rotate(&[], 3).is_empty());
+    }
+
+    #[test]
+    fn a_partition_asked_by_another_is_left_to_it() {
+        let leases: Vec<(u32, &str)> = (0..6).map(|p| (p, "a")).collect();
+        let plan = plan_for(
+            "c",
+            6,
+            &[],
+            &[],
+            &table(&leases, &["a", "b", "c"], &[(5, "b")]),
+        );
+        assert_eq!(plan.ask, vec![3, 4]);
+    }
+}

@@ -1,0 +1,263 @@
+//! The lease keeper: one task per worker that renews, balances, hands partitions out to the
+//! application and takes them back. Every store request of the worker's leases is made here, in
+//! order, each bounded by the local deadline, so the keeper's view of what it holds is never
+//! behind a request it made.
+
+mod ownership;
+mod round;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+
+use checkpoint_core::{Error, Operation};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::builder::Mutation;
+use crate::shared::{Counters, Shared};
+use crate::stats::{HeldPartition, View};
+use crate::{Assignment, Assignments, Stop, WorkerError};
+
+/// What reaches the keeper from the worker handle and the assignments.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// The application dropped the assignment of `partition` under `epoch`.
+    Dropped { partition: u32, epoch: u64 },
+    /// Hand everything over, leave, and answer (if anyone waits).
+    Shutdown(Option<oneshot::Sender<Result<(), WorkerError>>>),
+}
+
+/// A partition the keeper holds.
+#[derive(Debug)]
+struct Held {
+    epoch: u64,
+    stop: watch::Sender<Option<Stop>>,
+    /// The application dropped its assignment.
+    dropped: bool,
+    /// Being handed over: the drain deadline.
+    leaving: Option<Instant>,
+}
+
+/// The keeper's state; see the module doc.
+pub(crate) struct Keeper {
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedReceiver<Event>,
+    assignments: mpsc::UnboundedSender<Assignment>,
+    held: BTreeMap<u32, Held>,
+    /// Handovers other owners asked of this worker, by partition, from the last renew.
+    requested: BTreeMap<u32, String>,
+    /// Partitions this worker asked for and has not been granted yet.
+    asked: BTreeSet<u32>,
+    asked_at: Option<Instant>,
+    /// Whether the heartbeat is live (the first acquire succeeded and no renew said NotHeld).
+    joined: bool,
+    /// Set once a shutdown began: who waits for it.
+    shutdown: Option<Vec<oneshot::Sender<Result<(), WorkerError>>>>,
+    /// The store refused the subscription for good (retired).
+    refused: Option<Error>,
+    unowned_since: BTreeMap<u32, Instant>,
+    live_workers: usize,
+    /// Where this worker starts in a list of free partitions, so that workers claiming at the
+    /// same time mostly claim different ones.
+    rotation: usize,
+}
+
+impl Keeper {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        events: mpsc::UnboundedReceiver<Event>,
+    ) -> (Self, Assignments) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let rotation = shared.worker_id.bytes().fold(0usize, |hash, byte| {
+            hash.wrapping_mul(31).wrapping_add(byte.into())
+        });
+        let keeper = Self {
+            shared,
+            events,
+            assignments: sender,
+            held: BTreeMap::new(),
+            requested: BTreeMap::new(),
+            asked: BTreeSet::new(),
+            asked_at: None,
+            joined: false,
+            shutdown: None,
+            refused: None,
+            unowned_since: BTreeMap::new(),
+            live_workers: 0,
+            rotation,
+        };
+        (keeper, Assignments { receiver })
+    }
+
+    /// Runs until the worker has shut down (or the store refused the subscription).
+    pub(crate) async fn run(mut self) {
+        let mut next_round = Instant::now();
+        loop {
+            let deadline = self.watched_deadline();
+            let drain = self.held.values().filter_map(|held| held.leaving).min();
+            tokio::select! {
+                biased;
+                () = sleep_until_some(deadline) => {
+                    self.lose_all("its local deadline passed before a renew succeeded");
+                }
+                Some(event) = self.events.recv() => self.on_event(event),
+                () = sleep_until_some(drain) => {}
+                () = tokio::time::sleep_until(next_round) => {
+                    let soon = self.round().await;
+                    let wait = if soon { self.settle() } else { self.shared.settings.renew_interval };
+                    next_round = Instant::now() + wait;
+                }
+            }
+            self.finish_handovers().await;
+            self.publish();
+            if self.refused.is_some() || self.done_shutting_down() {
+                break;
+            }
+        }
+        self.leave().await;
+    }
+
+    /// The local deadline, when it protects anything (and the model's mutation does not ignore
+    /// it).
+    fn watched_deadline(&self) -> Option<Instant> {
+        if self.held.is_empty() || self.mutated(Mutation::IgnoresTheDeadline) {
+            return None;
+        }
+        self.shared.deadline.get()
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Dropped { partition, epoch } => {
+                if let Some(held) = self.held.get_mut(&partition)
+                    && held.epoch == epoch
+                {
+                    held.dropped = true;
+                }
+            }
+            Event::Shutdown(reply) => {
+                let waiting = self.shutdown.get_or_insert_with(Vec::new);
+                waiting.extend(reply);
+                let partitions: Vec<u32> = self.held.keys().copied().collect();
+                for partition in partitions {
+                    self.hand_over(partition, "the worker shuts down");
+                }
+            }
+        }
+    }
+
+    fn done_shutting_down(&self) -> bool {
+        self.shutdown.is_some() && self.held.is_empty()
+    }
+
+    /// The short wait before the next round while something is moving (a claim refused or
+    /// granted, a handover asked for): a tenth of the renew interval, at most 50 ms, spread
+    /// by the worker's rotation.
+    fn settle(&self) -> std::time::Duration {
+        let base =
+            (self.shared.settings.renew_interval / 10).min(std::time::Duration::from_millis(50));
+        base + base * u32::try_from(self.rotation % 5).unwrap_or(0) / 10
+    }
+
+    fn mutated(&self, mutation: Mutation) -> bool {
+        self.shared.settings.mutated(mutation)
+    }
+
+    /// Makes one store request, counted, bounded by the local deadline while leases are held
+    /// (past it nothing the answer says can be trusted), by the lease duration otherwise.
+    async fn call<T>(
+        &self,
+        operation: Operation,
+        request: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        Counters::add(&self.shared.counters.store_requests, 1);
+        let bound = self
+            .watched_deadline()
+            .unwrap_or_else(|| Instant::now() + self.shared.settings.lease_duration);
+        let started = Instant::now();
+        tokio::time::timeout_at(bound, request)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::Timeout {
+                    backend: "worker",
+                    operation,
+                    after: started.elapsed(),
+                })
+            })
+    }
+
+    /// Ends the heartbeat, shuts the worker's own committer down, and answers whoever waits.
+    async fn leave(&mut self) {
+        let shared = Arc::clone(&self.shared);
+        let mut result = Ok(());
+        if self.joined {
+            let left = self.call(
+                Operation::Leave,
+                shared
+                    .store
+                    .leave(&shared.group, &shared.subscription, &shared.worker_id),
+            );
+            if let Err(error) = left.await {
+                tracing::warn!(worker = %shared.worker_id, %error, "leaving the subscription failed");
+                result = Err(WorkerError::Leave(error));
+            }
+        }
+        if shared.own_committer
+            && let Err(error) = shared.committer.shutdown().await
+        {
+            tracing::warn!(worker = %shared.worker_id, %error, "the committer's final write failed");
+            Counters::add(&shared.counters.final_write_failures, 1);
+        }
+        if let Some(refused) = self.refused.take() {
+            result = Err(WorkerError::Refused(refused));
+        }
+        shared
+            .finished
+            .store(true, std::sync::atomic::Ordering::Release);
+        tracing::info!(worker = %shared.worker_id, group = %shared.group, subscription = %shared.subscription, "worker left");
+        if let Err(error) = &result {
+            tracing::warn!(worker = %shared.worker_id, %error, "the worker stopped with an error");
+        }
+        // The first to ask gets the error itself; the others (the error is not `Clone`) that
+        // the worker stopped.
+        let failed = result.is_err();
+        let mut result = Some(result);
+        for waiting in self.shutdown.take().unwrap_or_default() {
+            let answer = match result.take() {
+                Some(result) => result,
+                None if failed => Err(WorkerError::Stopped),
+                None => Ok(()),
+            };
+            let _ = waiting.send(answer);
+        }
+    }
+
+    /// Publishes the view for `stats()` (and the metrics facade).
+    fn publish(&self) {
+        let held = self
+            .held
+            .iter()
+            .map(|(&partition, held)| HeldPartition {
+                partition,
+                epoch: held.epoch,
+                handing_over: held.leaving.is_some(),
+            })
+            .collect();
+        *self.shared.view() = View {
+            held,
+            live_workers: self.live_workers,
+            unowned_since: self.unowned_since.iter().map(|(p, s)| (*p, *s)).collect(),
+        };
+        #[cfg(feature = "metrics")]
+        crate::metrics::publish(&self.shared);
+    }
+}
+
+/// Sleeps until `deadline`, or forever when there is none.
+async fn sleep_until_some(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,279 @@
+//! One round of the keeper: renew (or join), read the table, balance.
+
+use std::collections::BTreeMap;
+
+use checkpoint_core::lease::safe_duration;
+use checkpoint_core::{Error, HeldLease, LeaseTable, Operation};
+use tokio::time::Instant;
+
+use super::Keeper;
+use crate::balance::{self, Me};
+use crate::builder::Mutation;
+use crate::shared::Counters;
+
+impl Keeper {
+    /// Renews, then (unless shutting down) reads the table and balances. Returns whether the
+    /// next round should come soon (something is moving).
+    pub(super) async fn round(&mut self) -> bool {
+        Counters::add(&self.shared.counters.rounds, 1);
+        let Some(leases) = self.renew().await else {
+            return true;
+        };
+        self.reconcile(leases).await;
+        if self.shutdown.is_some() || self.refused.is_some() {
+            return false;
+        }
+        let Some(table) = self.read_table().await else {
+            return true;
+        };
+        self.observe(&table);
+        let plan = self.plan(&table);
+        for partition in plan.give {
+            self.hand_over(partition, "another worker asked for it");
+        }
+        let claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
+        let asked = !plan.ask.is_empty() && self.ask(&plan.ask).await;
+        // After asking, look again soon for a while: the holder releases at its next renew
+        // after its drain, and the sooner this worker sees it free, the shorter the handover.
+        let waiting = self.asked_at.is_some_and(|at| {
+            at.elapsed() < 2 * self.shared.settings.renew_interval && !self.asked.is_empty()
+        });
+        claimed || asked || waiting
+    }
+
+    /// Renews every lease (or joins with an empty acquire). `None` when it failed; the
+    /// failure is handled here.
+    async fn renew(&mut self) -> Option<Vec<HeldLease>> {
+        let shared = std::sync::Arc::clone(&self.shared);
+        let (group, subscription, me) = (&shared.group, &shared.subscription, &shared.worker_id);
+        let duration = shared.settings.lease_duration;
+        let sent_at = Instant::now();
+        let result = if self.joined {
+            let renew = shared.store.renew(group, subscription, me, duration);
+            self.call(Operation::Renew, renew).await
+        } else {
+            let join = shared.store.acquire(group, subscription, me, &[], duration);
+            self.call(Operation::Acquire, join)
+                .await
+                .map(|acquired| acquired.granted)
+        };
+        match result {
+            Ok(leases) => {
+                if !self.joined {
+                    tracing::info!(worker = %me, %group, %subscription, "worker joined");
+                }
+                self.joined = true;
+                self.extend(sent_at);
+                Some(leases)
+            }
+            Err(error) => {
+                self.failed(error, "renew");
+                None
+            }
+        }
+    }
+
+    /// Moves the local deadline after a successful acquire or renew sent at `sent_at`.
+    pub(super) fn extend(&self, sent_at: Instant) {
+        let duration = self.shared.settings.lease_duration;
+        let deadline = if self.mutated(Mutation::TrustsTheServerDuration) {
+            Instant::now() + duration
+        } else {
+            sent_at + safe_duration(duration)
+        };
+        self.shared.deadline.set(deadline);
+    }
+
+    /// Handles a failed lease request: `NotHeld` loses everything (the heartbeat expired),
+    /// `Retired` stops the worker, anything else is counted and retried next round.
+    pub(super) fn failed(&mut self, error: Error, what: &str) {
+        Counters::add(&self.shared.counters.renew_failures, 1);
+        match error {
+            Error::NotHeld { .. } => {
+                self.joined = false;
+                self.lose_all("the store says its heartbeat expired");
+            }
+            Error::Retired { .. } => {
+                self.lose_all("the subscription is retired");
+                self.refused = Some(error);
+            }
+            error => {
+                tracing::warn!(worker = %self.shared.worker_id, %error, "lease {what} failed; trying again");
+            }
+        }
+    }
+
+    /// Brings what the keeper holds in line with what the store says it holds: partitions
+    /// missing from the store's answer are lost, partitions the store has that the keeper let go
+    /// (a release that failed) are released again, and handover requests are noted.
+    pub(super) async fn reconcile(&mut self, leases: Vec<HeldLease>) {
+        let by_partition: BTreeMap<u32, &HeldLease> = leases
+            .iter()
+            .map(|lease| (lease.partition, lease))
+            .collect();
+        let gone: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(partition, held)| {
+                by_partition
+                    .get(partition)
+                    .is_none_or(|lease| lease.epoch != held.epoch)
+            })
+            .map(|(partition, _)| *partition)
+            .collect();
+        for partition in gone {
+            self.lose(partition, "the store no longer lists it as held");
+        }
+        let strays: Vec<u32> = by_partition
+            .keys()
+            .filter(|partition| !self.held.contains_key(partition))
+            .copied()
+            .collect();
+        self.release_leases(&strays).await;
+        self.requested = leases
+            .into_iter()
+            .filter(|lease| self.held.contains_key(&lease.partition))
+            .filter_map(|lease| {
+                lease
+                    .handover_requested_by
+                    .filter(|requester| *requester != self.shared.worker_id)
+                    .map(|requester| (lease.partition, requester))
+            })
+            .collect();
+    }
+
+    async fn read_table(&mut self) -> Option<LeaseTable> {
+        let shared = std::sync::Arc::clone(&self.shared);
+        let read = shared.store.leases(&shared.group, &shared.subscription);
+        match self.call(Operation::Leases, read).await {
+            Ok(table) => Some(table),
+            Err(error) => {
+                self.failed(error, "table read");
+                None
+            }
+        }
+    }
+
+    /// Notes the partitions nobody holds, and since when, and the live workers.
+    fn observe(&mut self, table: &LeaseTable) {
+        let now = Instant::now();
+        let owned: std::collections::BTreeSet<u32> =
+            table.leases.iter().map(|lease| lease.partition).collect();
+        self.unowned_since
+            .retain(|partition, _| !owned.contains(partition));
+        for partition in 0..self.shared.partitions {
+            if !owned.contains(&partition) && !self.held.contains_key(&partition) {
+                self.unowned_since.entry(partition).or_insert(now);
+            }
+        }
+        // A request of this worker stays pending while its mark is on a live lease, or the
+        // partition is free (released for it, to claim).
+        let me = self.shared.worker_id.as_str();
+        self.asked.retain(|partition| {
+            table
+                .leases
+                .iter()
+                .all(|lease| lease.partition != *partition)
+                || table.leases.iter().any(|lease| {
+                    lease.partition == *partition
+                        && lease.handover_requested_by.as_deref() == Some(me)
+                })
+        });
+        let mut owners: std::collections::BTreeSet<&str> = table
+            .owners
+            .iter()
+            .map(|owner| owner.owner.as_str())
+            .collect();
+        owners.insert(&self.shared.worker_id);
+        self.live_workers = owners.len();
+    }
+
+    fn plan(&self, table: &LeaseTable) -> balance::Plan {
+        let keeping = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.leaving.is_none())
+            .map(|(partition, _)| *partition)
+            .collect();
+        let leaving = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.leaving.is_some())
+            .map(|(partition, _)| *partition)
+            .collect();
+        let me = Me {
+            id: &self.shared.worker_id,
+            partitions: self.shared.partitions,
+            keeping: &keeping,
+            leaving: &leaving,
+            requested: &self.requested,
+        };
+        let mut plan = balance::plan(me, table, self.rotation);
+        if self.mutated(Mutation::ClaimsEverything) {
+            plan.claim = (0..self.shared.partitions)
+                .filter(|p| self.unowned_since.contains_key(p))
+                .collect();
+        }
+        if self.mutated(Mutation::NeverAsks) {
+            plan.ask.clear();
+        }
+        plan
+    }
+
+    /// Acquires free partitions (which renews everything too) and starts their assignments.
+    /// Returns whether anything moved or was refused.
+    async fn claim(&mut self, partitions: &[u32]) -> bool {
+        let shared = std::sync::Arc::clone(&self.shared);
+        let sent_at = Instant::now();
+        let acquire = shared.store.acquire(
+            &shared.group,
+            &shared.subscription,
+            &shared.worker_id,
+            partitions,
+            shared.settings.lease_duration,
+        );
+        match self.call(Operation::Acquire, acquire).await {
+            Ok(acquired) => {
+                self.extend(sent_at);
+                let fresh: Vec<HeldLease> = acquired
+                    .granted
+                    .into_iter()
+                    .filter(|lease| !self.held.contains_key(&lease.partition))
+                    .collect();
+                let moved = !fresh.is_empty() || !acquired.refused.is_empty();
+                self.start_assignments(fresh).await;
+                moved
+            }
+            Err(error) => {
+                self.failed(error, "acquire");
+                true
+            }
+        }
+    }
+
+    /// Asks the holders of `partitions` to hand them over.
+    async fn ask(&mut self, partitions: &[u32]) -> bool {
+        let fresh = partitions.iter().any(|p| !self.asked.contains(p));
+        let shared = std::sync::Arc::clone(&self.shared);
+        let request = shared.store.request_handover(
+            &shared.group,
+            &shared.subscription,
+            &shared.worker_id,
+            partitions,
+        );
+        match self.call(Operation::RequestHandover, request).await {
+            Ok(()) => {
+                tracing::debug!(worker = %shared.worker_id, ?partitions, "asked for a handover");
+                self.asked.extend(partitions);
+                if fresh {
+                    self.asked_at = Some(Instant::now());
+                }
+                fresh
+            }
+            Err(error) => {
+                self.failed(error, "handover request");
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Workers that own a subscription's partitions through leases in the checkpoint store:
+//! balanced, sticky, handed over gracefully with nothing redone, taken over within the lease
+//! duration when a worker dies.
+//!
+//! A [`Worker`] joins (group, subscription, partitions `0..P`) under a worker id and hands the
+//! application an [`Assignment`] per partition it acquires: where to resume, the lease's epoch
+//! (a fencing token), a [committer](checkpoint_committer) handle to report entries through,
+//! and a [`Stop`] signal: [`Stop::Handover`] (graceful: drain, then drop the assignment) or
+//! [`Stop::Lost`] (stop at once). It runs over any store that keeps the checkpoint and the
+//! lease contracts (`CONTRACT.md`): the workspace's, or yours.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use checkpoint_core::{CheckpointStore, InMemoryCheckpointStore};
+//! use checkpoint_worker::{Stop, Worker};
+//!
+//! let store = Arc::new(InMemoryCheckpointStore::new());
+//! let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "billing", "invoices", 4)
+//!     .worker_id("worker-a")
+//!     .lease_duration(Duration::from_secs(2))
+//!     .start()?;
+//!
+//! // Alone, the worker acquires all four partitions.
+//! for _ in 0..4 {
+//!     let assignment = assignments.next().await.expect("the worker is running");
+//!     tokio::spawn(async move {
+//!         let committer = assignment.committer().clone();
+//!         let mut position = assignment.resume_at();
+//!         while assignment.is_held() && position < 3 {
+//!             committer.dispatched(position).await?; // in log order
+//!             committer.completed(position)?; // from any handler, in any order
+//!             position += 1;
+//!         }
+//!         if let Stop::Handover { .. } = assignment.stopped().await {
+//!             // Handlers are done here; dropping the assignment says the partition is
+//!             // drained: the worker writes the final checkpoint, then releases the lease.
+//!         }
+//!         Ok::<(), checkpoint_committer::CommitterError>(())
+//!     });
+//! }
+//! # while worker.stats().held.len() < 4 { tokio::time::sleep(Duration::from_millis(5)).await; }
+//! # tokio::time::sleep(Duration::from_millis(20)).await;
+//!
+//! worker.shutdown().await?; // hands every partition over, then leaves
+//! assert_eq!(store.load("billing", "invoices", 2).await?, Some(3));
+//! # Ok(()) }
+//! ```
+//!
+//! # Ownership, step by step
+//!
+//! A **lease keeper** task renews all of the worker's leases in one request every
+//! [renew interval](WorkerBuilder::renew_interval), reads the subscription's lease table
+//! (live leases and live workers, `LeaseStore::leases`), and balances. At rest that is **two
+//! store requests per renew interval, whatever the number of partitions**.
+//!
+//! - **Local deadline.** The worker treats its leases as held until
+//!   [`holder_deadline`](checkpoint_core::lease::holder_deadline) of the last acquire or renew
+//!   that succeeded (counted from when it was *sent*). Every store request is bounded by it.
+//!   When it passes without a renew, every assignment gets [`Stop::Lost`] at once, and
+//!   [`Assignment::is_held`] is false from that instant, even in a worker that was frozen
+//!   (a long pause, a `SIGSTOP`) and has not run its keeper again yet.
+//! - **Balancing.** With `P` partitions over `N` live workers, every worker ends with `⌊P/N⌋`
+//!   or `⌈P/N⌉`. A worker below its share claims free partitions (never held, released,
+//!   or expired); when none are left, it **asks** an owner above its share to hand one over
+//!   (`LeaseStore::request_handover`): a live lease is never taken. The owner sees the
+//!   request at its next renew and honours it only while it holds more than `⌊P/N⌋`. Sticky: a
+//!   worker at its share neither claims nor asks, so a join moves only what the new worker's
+//!   share requires.
+//! - **Graceful handover**, in this order: [`Stop::Handover`] (the application stops
+//!   dispatching), the drain (the application drops the [`Assignment`] once its handlers are
+//!   done, or the [drain timeout](WorkerBuilder::drain_timeout) passes), the committer's final
+//!   write of the partition, then the release of the lease. The next owner reads the stored
+//!   checkpoint, which is exactly where this one stopped: **no entry is redone** on a drained
+//!   handover. [`Worker::shutdown`] hands every partition over this way, then ends the
+//!   worker's heartbeat so the others count it gone at once.
+//! - **Failure.** A crashed worker's heartbeat expires with its leases; the others see them
+//!   free at their next round and take them: every partition is owned again within the lease
+//!   duration plus one renew interval. Its committer's last writes may land late: harmless,
+//!   since a store only moves a checkpoint forward. Entries it had completed after its last
+//!   write are redone (at-least-once).
+//!
+//! # Observing
+//!
+//! [`Worker::stats`] ([`WorkerStats`]): partitions held with their epochs, live workers,
+//! unowned partitions and for how long, leases acquired, handovers in and out, drain timeouts,
+//! losses, failed lease requests, store requests. With the `metrics` feature, the same figures
+//! go through the `metrics` facade after every round (names in [`metrics`](crate::metrics)),
+//! labelled `group`, `subscription`, `worker`. Every change of ownership is a `tracing` span
+//! (`partition_acquired`, `partition_handover`, `partition_lost`) with the worker, partition
+//! and epoch.
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod assignment;
+mod balance;
+mod builder;
+mod deadline;
+mod error;
+mod keeper;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+mod shared;
+mod stats;
+mod store;
+mod worker;
+
+pub use assignment::{Assignment, Stop};
+#[doc(hidden)]
+pub use builder::Mutation;
+pub use builder::{
+    DEFAULT_DRAIN_TIMEOUT, DEFAULT_LEASE_DURATION, DEFAULT_RENEWS_PER_LEASE, WorkerBuilder,
+};
+pub use error::WorkerError;
+pub use stats::{HeldPartition, WorkerStats};
+pub use store::WorkerStore;
+pub use worker::{Assignments, Worker};

@@ -1,0 +1,127 @@
+//! The worker handle and the stream of assignments.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use checkpoint_committer::Committer;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::keeper::Event;
+use crate::shared::Shared;
+use crate::{Assignment, WorkerBuilder, WorkerError, WorkerStats, WorkerStore};
+
+/// A worker that owns some of a subscription's partitions through leases in the store; see
+/// [the crate doc](crate).
+///
+/// Cheap to clone; every clone is the same worker. Call [`shutdown`](Self::shutdown) to hand
+/// every partition over gracefully and leave; dropping the last handle starts the same
+/// shutdown in the background.
+#[derive(Clone)]
+pub struct Worker {
+    handle: Arc<Handle>,
+}
+
+/// The last handle's drop starts a graceful shutdown.
+struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let _ = self.shared.events.send(Event::Shutdown(None));
+    }
+}
+
+impl fmt::Debug for Worker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shared = &self.handle.shared;
+        f.debug_struct("Worker")
+            .field("id", &shared.worker_id)
+            .field("group", &shared.group)
+            .field("subscription", &shared.subscription)
+            .field("partitions", &shared.partitions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// Settings for a worker of `subscription` in `group`, whose partitions are `0..partitions`,
+    /// over `store`: any store that keeps both the checkpoint and the lease contract (every
+    /// store of the workspace, or yours).
+    pub fn builder(
+        store: impl WorkerStore + 'static,
+        group: impl Into<String>,
+        subscription: impl Into<String>,
+        partitions: u32,
+    ) -> WorkerBuilder {
+        WorkerBuilder::new(
+            Arc::new(store),
+            group.into(),
+            subscription.into(),
+            partitions,
+        )
+    }
+
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            handle: Arc::new(Handle { shared }),
+        }
+    }
+
+    /// The worker's owner id in the store.
+    pub fn id(&self) -> &str {
+        &self.handle.shared.worker_id
+    }
+
+    /// The committer that writes the partitions' checkpoints.
+    pub fn committer(&self) -> &Committer {
+        &self.handle.shared.committer
+    }
+
+    /// What the worker holds and has done. Cheap: no I/O.
+    pub fn stats(&self) -> WorkerStats {
+        WorkerStats::read(&self.handle.shared)
+    }
+
+    /// Hands every partition over gracefully (stop signal, drain up to the drain timeout, the
+    /// committer's final write, the release, in that order), ends the worker's heartbeat so the
+    /// others rebalance at once, and shuts down the committer the worker started. Returns when
+    /// all of that is done. A second call returns `Ok` at once.
+    ///
+    /// # Errors
+    ///
+    /// [`WorkerError::Leave`] when ending the heartbeat failed (every partition was released
+    /// or let go before), [`WorkerError::Stopped`] when the worker had stopped on an error
+    /// before (a retired subscription).
+    pub async fn shutdown(&self) -> Result<(), WorkerError> {
+        let shared = &self.handle.shared;
+        if shared.finished.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let (reply, answer) = oneshot::channel();
+        if shared.events.send(Event::Shutdown(Some(reply))).is_err() {
+            return Err(WorkerError::Stopped);
+        }
+        match answer.await {
+            Ok(result) => result,
+            // The keeper finished before it saw this request (another shutdown).
+            Err(_) if shared.finished.load(Ordering::Acquire) => Ok(()),
+            Err(_) => Err(WorkerError::Stopped),
+        }
+    }
+}
+
+/// The partitions handed to the application, as the worker acquires them: from
+/// [`WorkerBuilder::start`]. Ends after the worker shut down.
+#[derive(Debug)]
+pub struct Assignments {
+    pub(crate) receiver: mpsc::UnboundedReceiver<Assignment>,
+}
+
+impl Assignments {
+    /// The next partition acquired, or `None` once the worker has stopped.
+    pub async fn next(&mut self) -> Option<Assignment> {
+        self.receiver.recv().await
+    }
+}
