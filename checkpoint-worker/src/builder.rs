@@ -25,7 +25,7 @@ pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_RENEWS_PER_LEASE: u32 = 5;
 
 /// A defect the model test plants to prove it catches it (planted only with the feature
-/// `mutations`, for tests).
+/// `test-hooks`, for tests).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mutation {
@@ -52,9 +52,9 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// Whether the model test planted `mutation` (never without the `mutations` feature).
+    /// Whether the model test planted `mutation` (never without the `test-hooks` feature).
     pub(crate) fn mutated(&self, mutation: Mutation) -> bool {
-        cfg!(feature = "mutations") && self.mutation == Some(mutation)
+        cfg!(feature = "test-hooks") && self.mutation == Some(mutation)
     }
 }
 
@@ -160,7 +160,7 @@ impl WorkerBuilder {
     }
 
     /// Plants a defect (the model test proves it catches each).
-    #[cfg(feature = "mutations")]
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn mutation(mut self, mutation: Mutation) -> Self {
         self.mutation = Some(mutation);
@@ -206,7 +206,11 @@ impl WorkerBuilder {
             settings,
         );
         let (keeper, assignments) = Keeper::new(Arc::clone(&shared), events);
-        runtime.spawn(keeper.run());
+        let task = runtime.spawn(keeper.run());
+        *shared
+            .keeper_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task.abort_handle());
         Ok((Worker::new(shared), assignments))
     }
 

@@ -29,6 +29,8 @@ pub(crate) struct Shared {
     pub view: Mutex<View>,
     /// The keeper finished: the worker left (or stopped).
     pub finished: AtomicBool,
+    /// The keeper task, so a test can crash the worker (feature `test-hooks`).
+    pub keeper_task: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 /// Monotonic counts, read by [`stats`](crate::Worker::stats).
@@ -78,6 +80,7 @@ impl Shared {
             counters: Counters::default(),
             view: Mutex::new(View::default()),
             finished: AtomicBool::new(false),
+            keeper_task: Mutex::new(None),
         });
         (shared, receiver)
     }

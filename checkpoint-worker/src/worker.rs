@@ -112,6 +112,28 @@ impl Worker {
     }
 }
 
+impl Worker {
+    /// Stops the worker as a crash would (feature `test-hooks`, for tests and benchmarks): its
+    /// lease keeper stops at once, with no handover, no release, no leave. Its leases expire
+    /// in the store. Its assignments' [`stopped`](crate::Assignment::stopped) resolves to
+    /// [`Stop::Lost`](crate::Stop::Lost) (the keeper is gone); in a test, abort the
+    /// application's tasks too, as a crash would.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn crash(&self) {
+        let task = self
+            .handle
+            .shared
+            .keeper_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            task.abort();
+        }
+    }
+}
+
 /// The partitions handed to the application, as the worker acquires them: from
 /// [`WorkerBuilder::start`]. Ends after the worker shut down.
 #[derive(Debug)]

@@ -1,0 +1,77 @@
+//! Workers on the in-memory store under tokio's paused clock: balance, graceful handover,
+//! takeover after a crash.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use checkpoint_core::{CheckpointStore, InMemoryCheckpointStore};
+use checkpoint_worker::{Assignments, Stop, Worker};
+
+fn paused_store() -> Arc<InMemoryCheckpointStore> {
+    Arc::new(InMemoryCheckpointStore::new().with_clock(|| tokio::time::Instant::now().into_std()))
+}
+
+/// Runs every assignment: completes positions 0..target, then waits for the stop and drops.
+fn serve(mut assignments: Assignments, target: u64) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(assignment) = assignments.next().await {
+            tokio::spawn(async move {
+                let committer = assignment.committer().clone();
+                let mut position = assignment.resume_at();
+                while position < target && assignment.is_held() {
+                    if committer.dispatched(position).await.is_err() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    let _ = committer.completed(position);
+                    position += 1;
+                }
+                let _ = assignment.stopped().await;
+            });
+        }
+    })
+}
+
+fn start(store: &Arc<InMemoryCheckpointStore>, id: &str, partitions: u32) -> Worker {
+    let (worker, assignments) = Worker::builder(Arc::clone(store), "g", "s", partitions)
+        .worker_id(id)
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(Duration::from_millis(200))
+        .start()
+        .expect("valid settings");
+    serve(assignments, 50);
+    worker
+}
+
+fn held(workers: &[&Worker]) -> Vec<usize> {
+    workers.iter().map(|w| w.stats().held.len()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn four_workers_balance_then_one_leaves_gracefully_and_one_crashes() {
+    let store = paused_store();
+    let a = start(&store, "a", 16);
+    let b = start(&store, "b", 16);
+    let c = start(&store, "c", 16);
+    let d = start(&store, "d", 16);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(held(&[&a, &b, &c, &d]), vec![4, 4, 4, 4]);
+
+    d.shutdown().await.expect("a graceful shutdown");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut counts = held(&[&a, &b, &c]);
+    counts.sort_unstable();
+    assert_eq!(counts, vec![5, 5, 6]);
+    assert_eq!(d.stats().handovers_out, 4);
+
+    // Every partition completes up to 50 in the end.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for partition in 0..16 {
+        assert_eq!(
+            store.load("g", "s", partition).await.unwrap(),
+            Some(50),
+            "partition {partition}"
+        );
+    }
+    let _ = Stop::Lost;
+}

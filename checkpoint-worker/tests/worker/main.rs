@@ -1,0 +1,3 @@
+//! The worker's integration tests: one binary (see the workspace's build notes).
+
+mod behaviour;
