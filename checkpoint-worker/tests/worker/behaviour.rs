@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_core::{CheckpointStore, InMemoryCheckpointStore};
-use checkpoint_worker::{Assignments, Stop, Worker};
+use checkpoint_worker::{Assignments, Worker};
 
 fn paused_store() -> Arc<InMemoryCheckpointStore> {
     Arc::new(InMemoryCheckpointStore::new().with_clock(|| tokio::time::Instant::now().into_std()))
@@ -48,7 +48,7 @@ fn held(workers: &[&Worker]) -> Vec<usize> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn four_workers_balance_then_one_leaves_gracefully_and_one_crashes() {
+async fn four_workers_balance_then_one_leaves_gracefully_with_its_partitions_written() {
     let store = paused_store();
     let a = start(&store, "a", 16);
     let b = start(&store, "b", 16);
@@ -73,5 +73,52 @@ async fn four_workers_balance_then_one_leaves_gracefully_and_one_crashes() {
             "partition {partition}"
         );
     }
-    let _ = Stop::Lost;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crashed_workers_partitions_are_owned_again_within_the_lease_and_a_renew_interval() {
+    let store = paused_store();
+    let a = start(&store, "a", 16);
+    let b = start(&store, "b", 16);
+    let c = start(&store, "c", 16);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut counts = held(&[&a, &b, &c]);
+    counts.sort_unstable();
+    assert_eq!(counts, vec![5, 5, 6]);
+
+    c.crash();
+    let crashed_at = tokio::time::Instant::now();
+    let bound = Duration::from_secs(2) + Duration::from_millis(200);
+    loop {
+        if held(&[&a, &b]).iter().sum::<usize>() == 16 {
+            break;
+        }
+        assert!(
+            crashed_at.elapsed() <= bound,
+            "not owned again within {bound:?}: {:?}",
+            held(&[&a, &b])
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(held(&[&a, &b]), vec![8, 8]);
+    eprintln!("owned again {:?} after the crash", crashed_at.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_joining_worker_is_given_its_share_by_asking() {
+    let store = paused_store();
+    let a = start(&store, "a", 10);
+    let b = start(&store, "b", 10);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(held(&[&a, &b]), vec![5, 5]);
+    let out_before = a.stats().handovers_out + b.stats().handovers_out;
+    let c = start(&store, "c", 10);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut counts = held(&[&a, &b, &c]);
+    counts.sort_unstable();
+    assert_eq!(counts, vec![3, 3, 4]);
+    let handed_in = c.stats().handovers_in;
+    let handed_out = a.stats().handovers_out + b.stats().handovers_out - out_before;
+    assert_eq!((handed_in, handed_out), (3, 3), "only c's share moved");
+    assert_eq!(a.stats().losses + b.stats().losses, 0);
 }

@@ -1,3 +1,4 @@
 //! The worker's integration tests: one binary (see the workspace's build notes).
 
 mod behaviour;
+mod network;
