@@ -59,7 +59,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # out of a package (an included SQL or Lua file, a README) fails here. The checkpoint command
 # (checkpoint-store-cli, a binary) too: it is meant to be installable from its package.
 published=(
-  checkpoint-core checkpoint-conformance checkpoint-committer
+  checkpoint-core checkpoint-conformance checkpoint-committer checkpoint-worker
   checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
   checkpoint-store-cli
 )

@@ -68,13 +68,18 @@ pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
     owners.insert(me.id);
     let (floor, ceil, extra) = shares(me.partitions, owners.len());
 
-    // Other live owners' counts, from the table (leases of owners no longer live are free soon,
-    // and count for nobody).
+    // Other live owners' counts, from the table. A lease whose owner is not live counts for
+    // nobody and is claimable: where the store has no clock (DynamoDB), the table lists a dead
+    // owner's leases until they are taken, and the acquire is what proves them expired.
     let mut counts: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     let mut taken = BTreeSet::new();
-    for lease in &table.leases {
+    for lease in table
+        .leases
+        .iter()
+        .filter(|lease| owners.contains(lease.owner.as_str()))
+    {
         taken.insert(lease.partition);
-        if lease.owner != me.id && owners.contains(lease.owner.as_str()) {
+        if lease.owner != me.id {
             counts
                 .entry(&lease.owner)
                 .or_default()
@@ -356,6 +361,14 @@ mod tests {
     fn free_partitions_are_claimed_from_a_rotated_start() {
         assert_eq!(rotate(&[1, 2, 3, 4], 6), vec![3, 4, 1, 2]);
         assert!(rotate(&[], 3).is_empty());
+    }
+
+    #[test]
+    fn a_lease_of_an_owner_no_longer_live_is_claimable() {
+        // DynamoDB lists a dead owner's leases until they are taken; "gone" is not live.
+        let leases: Vec<(u32, &str)> = (0..4).map(|p| (p, "gone")).collect();
+        let plan = plan_for("a", 4, &[], &[], &table(&leases, &["a"], &[]));
+        assert_eq!(plan.claim, vec![0, 1, 2, 3]);
     }
 
     #[test]

@@ -87,9 +87,15 @@
 //! [`Worker::stats`] ([`WorkerStats`]): partitions held with their epochs, live workers,
 //! unowned partitions and for how long, leases acquired, handovers in and out, drain timeouts,
 //! losses, failed lease requests, store requests. With the `metrics` feature, the same figures
-//! go through the `metrics` facade after every round (names in [`metrics`](crate::metrics)),
-//! labelled `group`, `subscription`, `worker`. Every change of ownership is a `tracing` span
-//! (`partition_acquired`, `partition_handover`, `partition_lost`) with the worker, partition
+//! go through the `metrics` facade after every round, labelled `group`, `subscription`,
+//! `worker`: gauges `checkpoint_worker_partitions_held`, `checkpoint_worker_live_workers`,
+//! `checkpoint_worker_unowned_partitions`, `checkpoint_worker_longest_unowned_seconds`, and
+//! counters `checkpoint_worker_acquired_total`, `checkpoint_worker_handovers_in_total`,
+//! `checkpoint_worker_handovers_out_total`, `checkpoint_worker_losses_total`,
+//! `checkpoint_worker_renew_failures_total`, `checkpoint_worker_store_requests_total` (the
+//! feature's `metrics` module has them as constants). No exporter is chosen for you. Every
+//! change of ownership is a `tracing` span (`partition_acquired`, `partition_handover`,
+//! `partition_lost`) with the worker, partition
 //! and epoch.
 #![cfg_attr(
     not(test),

@@ -157,8 +157,19 @@ impl Keeper {
     /// Notes the partitions nobody holds, and since when, and the live workers.
     fn observe(&mut self, table: &LeaseTable) {
         let now = Instant::now();
-        let owned: std::collections::BTreeSet<u32> =
-            table.leases.iter().map(|lease| lease.partition).collect();
+        let live: std::collections::BTreeSet<&str> = table
+            .owners
+            .iter()
+            .map(|owner| owner.owner.as_str())
+            .collect();
+        let owned: std::collections::BTreeSet<u32> = table
+            .leases
+            .iter()
+            .filter(|lease| {
+                live.contains(lease.owner.as_str()) || lease.owner == self.shared.worker_id
+            })
+            .map(|lease| lease.partition)
+            .collect();
         self.unowned_since
             .retain(|partition, _| !owned.contains(partition));
         for partition in 0..self.shared.partitions {
