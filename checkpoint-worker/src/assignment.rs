@@ -92,12 +92,27 @@ impl Assignment {
         &self.committer
     }
 
-    /// Whether the worker may still act on this partition: no stop was signalled and its local
-    /// deadline has not passed. Check it before each dispatch: a worker that was frozen past
+    /// Whether the worker may still dispatch on this partition: no stop was signalled and its
+    /// local deadline has not passed. Check it before each dispatch: a worker that was frozen past
     /// its deadline (a long pause) finds out here before it acts, even before its lease keeper
     /// has run again.
     pub fn is_held(&self) -> bool {
         if self.stop.borrow().is_some() {
+            return false;
+        }
+        self.shared
+            .settings
+            .mutated(crate::builder::Mutation::IgnoresTheDeadline)
+            || self.shared.deadline.holds_at(Instant::now())
+    }
+
+    /// Whether the lease is still this worker's by its local deadline and was not lost, a
+    /// handover in progress included: the worker keeps renewing a partition while it drains,
+    /// and releases it only after the final write. Handlers that finish entries during a drain
+    /// check this before their effect (a worker frozen in the middle of a drain finds out here);
+    /// the reader checks [`is_held`](Self::is_held) before each dispatch instead.
+    pub fn lease_valid(&self) -> bool {
+        if matches!(*self.stop.borrow(), Some(Stop::Lost)) {
             return false;
         }
         self.shared
