@@ -7,14 +7,18 @@
 //! table, and only ever moves itself towards its share:
 //!
 //! - below `⌊P/N⌋`, it wants `⌊P/N⌋`; at `⌊P/N⌋`, it wants one more only while fewer than
-//!   `P mod N` other owners hold `⌈P/N⌉` or more (so the extra slots are never over-taken);
+//!   `P mod N` other owners hold `⌈P/N⌉` or more (so the extra slots are never over-taken)
+//!   and no other owner is below `⌊P/N⌋` (what goes free then was released for that one);
 //! - it claims free partitions first (free, expired, or released: the store grants them without
 //!   asking anyone);
 //! - what free partitions cannot cover, it **asks** for (`request_handover`), from owners above
 //!   `⌈P/N⌉` first, then, only when it is below `⌊P/N⌋`, from owners at `⌈P/N⌉`: never stealing
-//!   a live lease;
+//!   a live lease; its requests still waiting on an owner that can honour them count towards
+//!   what it needs, so a slow owner does not make it ask the others for more;
 //! - it hands over a partition asked of it only while it holds more than `⌊P/N⌋` (not counting
-//!   the ones already being handed over), so honouring a request never takes it below its share.
+//!   the ones already being handed over), so honouring a request never takes it below its share,
+//!   and only to a live requester holding at least two fewer than it would keep: a request mark
+//!   stays on a lease until a grant or a release clears it, so it may be stale.
 //!
 //! Nobody moves a partition fair share does not require: a worker at its share neither claims
 //! nor asks, and the partitions of a worker that joins come from the owners above their share.
@@ -88,15 +92,21 @@ pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
     }
     let mine = me.keeping.len();
     let others_at_ceil = counts.values().filter(|held| held.len() >= ceil).count();
+    // While another owner is below its floor, the partitions going free are the ones released
+    // for it (a handover clears its request mark): taking one as an extra slot would send it
+    // asking again, and move more than its share requires.
+    let others_below_floor = owners
+        .iter()
+        .any(|&owner| owner != me.id && counts.get(owner).map_or(0, Vec::len) < floor);
     let target = if mine < floor {
         floor
-    } else if mine == floor && extra > 0 && others_at_ceil < extra {
+    } else if mine == floor && extra > 0 && others_at_ceil < extra && !others_below_floor {
         ceil
     } else {
         mine
     };
 
-    let give = to_give(me, floor);
+    let give = to_give(me, floor, &owners, &counts);
     let need = target.saturating_sub(mine);
     let free: Vec<u32> = (0..me.partitions)
         .filter(|p| !taken.contains(p) && !me.keeping.contains(p) && !me.leaving.contains(p))
@@ -108,8 +118,8 @@ pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
     let ask = if claim.len() < need {
         to_ask(
             need - claim.len(),
+            (floor, ceil),
             mine < floor,
-            ceil,
             &counts,
             table,
             me.id,
@@ -125,49 +135,77 @@ pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
     }
 }
 
-/// The requested partitions this worker hands over: as many as keep it at `floor` or above.
-fn to_give(me: Me<'_>, floor: usize) -> Vec<u32> {
-    let spare = me.keeping.len().saturating_sub(floor);
-    me.requested
-        .iter()
-        .filter(|(partition, requester)| {
-            me.keeping.contains(partition) && requester.as_str() != me.id
-        })
-        .map(|(partition, _)| *partition)
-        .take(spare)
-        .collect()
+/// The requested partitions this worker hands over: as many as keep it at `floor` or above,
+/// and only to a live requester that still holds at least two fewer than this worker would
+/// keep. A request mark stays on a lease until a grant or a release clears it, so a request
+/// its requester no longer needs (it got its share elsewhere, or left) must not move a
+/// partition when this worker later goes above its floor.
+fn to_give(
+    me: Me<'_>,
+    floor: usize,
+    owners: &BTreeSet<&str>,
+    counts: &BTreeMap<&str, Vec<u32>>,
+) -> Vec<u32> {
+    let mut keeping = me.keeping.len();
+    let mut given: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut give = Vec::new();
+    for (partition, requester) in me.requested {
+        let requester = requester.as_str();
+        if !me.keeping.contains(partition) || requester == me.id || keeping <= floor {
+            continue;
+        }
+        let theirs =
+            counts.get(requester).map_or(0, Vec::len) + given.get(requester).copied().unwrap_or(0);
+        if owners.contains(requester) && theirs + 2 <= keeping {
+            give.push(*partition);
+            keeping -= 1;
+            *given.entry(requester).or_default() += 1;
+        }
+    }
+    give
 }
 
-/// Partitions to ask for: from the owners above `ceil` (the most loaded first, their surplus
-/// only), then, when this worker is below its floor, one from each owner at `ceil`. A partition
-/// this worker already asked for is asked again (the request may have been cleared by a grant);
-/// asking is idempotent.
+/// Partitions to ask for: first its requests still waiting on an owner that can honour them
+/// (above `floor` while this worker is below it, else above `ceil`), asked again (the request
+/// may have been cleared by a grant; asking is idempotent) and counted towards the need, so
+/// that a slow owner does not make it ask others for more than its share; then from the owners
+/// above `ceil` (the most loaded first, their surplus only), then, when this worker is below
+/// its floor, one from each owner at `ceil`.
 fn to_ask(
     mut need: usize,
+    (floor, ceil): (usize, usize),
     below_floor: bool,
-    ceil: usize,
     counts: &BTreeMap<&str, Vec<u32>>,
     table: &LeaseTable,
     me: &str,
 ) -> Vec<u32> {
     let mut by_load: Vec<(&str, &Vec<u32>)> = counts.iter().map(|(o, h)| (*o, h)).collect();
     by_load.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let requested_by = |partition: u32| {
+        table
+            .leases
+            .iter()
+            .find(|lease| lease.partition == partition)
+            .and_then(|lease| lease.handover_requested_by.as_deref())
+    };
     // Partitions another requester already asked for are left to it, unless nothing else is
     // left: two workers asking for the same partition would make one of them wait a round.
-    let asked_by_other = |partition: u32| {
-        table.leases.iter().any(|lease| {
-            lease.partition == partition
-                && lease
-                    .handover_requested_by
-                    .as_deref()
-                    .is_some_and(|requester| requester != me)
-        })
-    };
-    let mut ask = Vec::new();
+    let asked_by_other = |partition: u32| requested_by(partition).is_some_and(|r| r != me);
+    let bar = if below_floor { floor } else { ceil };
+    let mut ask: Vec<u32> = by_load
+        .iter()
+        .filter(|(_, held)| held.len() > bar)
+        .flat_map(|(_, held)| held.iter().copied())
+        .filter(|&partition| requested_by(partition) == Some(me))
+        .take(need)
+        .collect();
+    need -= ask.len();
     for (_, held) in by_load.iter().filter(|(_, held)| held.len() > ceil) {
-        let surplus = held.len() - ceil;
-        let picks = held.iter().rev().filter(|p| !asked_by_other(**p));
-        for &partition in picks.take(surplus.min(need)) {
+        let asked = held.iter().filter(|p| ask.contains(p)).count();
+        let surplus = (held.len() - ceil).saturating_sub(asked);
+        let picks = preferring_unasked(held, &asked_by_other);
+        let fresh: Vec<u32> = picks.into_iter().filter(|p| !ask.contains(p)).collect();
+        for partition in fresh.into_iter().take(surplus.min(need)) {
             ask.push(partition);
             need -= 1;
         }
@@ -177,7 +215,10 @@ fn to_ask(
             if need == 0 {
                 break;
             }
-            if let Some(&partition) = held.iter().rev().find(|p| !asked_by_other(**p)) {
+            if held.iter().any(|p| ask.contains(p)) {
+                continue;
+            }
+            if let Some(&partition) = preferring_unasked(held, &asked_by_other).first() {
                 ask.push(partition);
                 need -= 1;
             }
@@ -185,6 +226,17 @@ fn to_ask(
     }
     ask.sort_unstable();
     ask
+}
+
+/// `held` from the highest partition down, the ones no other requester asked for first: a
+/// mark stays on a lease until a grant or a release clears it, so the marked ones may be
+/// stale requests their requester no longer needs (asking replaces the mark).
+fn preferring_unasked(held: &[u32], asked_by_other: &impl Fn(u32) -> bool) -> Vec<u32> {
+    let (unasked, asked): (Vec<u32>, Vec<u32>) = held
+        .iter()
+        .rev()
+        .partition(|&&partition| !asked_by_other(partition));
+    unasked.into_iter().chain(asked).collect()
 }
 
 /// `items` starting at `offset` (modulo its length), wrapping around.
@@ -355,6 +407,50 @@ mod tests {
             &table(&leases[..2], &owners, &[]),
         );
         assert!(plan.give.is_empty(), "a holds its floor of 2: {plan:?}");
+    }
+
+    #[test]
+    fn an_extra_slot_waits_while_another_owner_is_below_its_floor() {
+        // 10 over a (3), b (3) and c (0, just joined, asking): shares 3,3,4. Partition 9 is
+        // free, released for c: a at its floor leaves it to c.
+        let leases: Vec<(u32, &str)> = (0..3)
+            .map(|p| (p, "a"))
+            .chain((3..6).map(|p| (p, "b")))
+            .collect();
+        let owners = ["a", "b", "c"];
+        let plan = plan_for("a", 10, &[0, 1, 2], &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.target, 3);
+        assert!(plan.claim.is_empty(), "{plan:?}");
+        // Once c is at its floor, the extra slot is a's to take.
+        let leases: Vec<(u32, &str)> = leases.into_iter().chain((6..9).map(|p| (p, "c"))).collect();
+        let plan = plan_for("a", 10, &[0, 1, 2], &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.claim, vec![9]);
+    }
+
+    #[test]
+    fn a_stale_request_moves_nothing() {
+        // 10 over a (4) and b (3), c (3): b asked for 3 earlier and got its share elsewhere; a
+        // at the ceil keeps it (b would end above a).
+        let leases: Vec<(u32, &str)> = (0..4)
+            .map(|p| (p, "a"))
+            .chain((4..7).map(|p| (p, "b")))
+            .chain((7..10).map(|p| (p, "c")))
+            .collect();
+        let table = table(&leases, &["a", "b", "c"], &[(3, "b")]);
+        let plan = plan_for("a", 10, &[0, 1, 2, 3], &[(3, "b")], &table);
+        assert!(plan.give.is_empty(), "{plan:?}");
+        // Nor does a request of an owner that is gone.
+        let plan = plan_for("a", 10, &[0, 1, 2, 3], &[(3, "gone")], &table);
+        assert!(plan.give.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn partitions_asked_by_another_are_asked_for_when_nothing_else_is_left() {
+        // a holds 6 of 6, all marked by b (stale); c, below its floor, asks anyway.
+        let leases: Vec<(u32, &str)> = (0..6).map(|p| (p, "a")).collect();
+        let asked: Vec<(u32, &str)> = (0..6).map(|p| (p, "b")).collect();
+        let plan = plan_for("c", 6, &[], &[], &table(&leases, &["a", "b", "c"], &asked));
+        assert_eq!(plan.ask, vec![4, 5]);
     }
 
     #[test]

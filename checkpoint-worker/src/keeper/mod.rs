@@ -172,11 +172,8 @@ impl Keeper {
         request: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         Counters::add(&self.shared.counters.store_requests, 1);
-        let bound = self
-            .watched_deadline()
-            .unwrap_or_else(|| Instant::now() + self.shared.settings.lease_duration);
         let started = Instant::now();
-        tokio::time::timeout_at(bound, request)
+        tokio::time::timeout_at(self.bound(), request)
             .await
             .unwrap_or_else(|_| {
                 Err(Error::Timeout {
@@ -185,6 +182,13 @@ impl Keeper {
                     after: started.elapsed(),
                 })
             })
+    }
+
+    /// How long a request may take: until the local deadline while leases are held, the lease
+    /// duration otherwise.
+    fn bound(&self) -> Instant {
+        self.watched_deadline()
+            .unwrap_or_else(|| Instant::now() + self.shared.settings.lease_duration)
     }
 
     /// Ends the heartbeat, shuts the worker's own committer down, and answers whoever waits.

@@ -152,8 +152,17 @@ impl Keeper {
     async fn final_writes(&mut self, partitions: &[u32]) {
         let shared = Arc::clone(&self.shared);
         for &partition in partitions {
+            // Bounded like every request of the keeper: a store that hangs must not keep it
+            // from renewing, or from stopping everything at the deadline. (The committer lets
+            // go of the partition before its first await, so a cut-off write loses only the
+            // write: the next owner redoes from the stored position.)
             let release = shared.committer.release(&shared.subscription, partition);
-            match release.await {
+            let Ok(released) = tokio::time::timeout_at(self.bound(), release).await else {
+                Counters::add(&shared.counters.final_write_failures, 1);
+                tracing::warn!(worker = %shared.worker_id, partition, "the final checkpoint write did not finish before the local deadline");
+                continue;
+            };
+            match released {
                 Ok(()) | Err(CommitterError::NotHeld { .. }) => {}
                 Err(CommitterError::Flush { unwritten, .. }) => {
                     let retry = shared.store.save_all(&shared.group, &unwritten);

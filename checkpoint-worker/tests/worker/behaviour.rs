@@ -122,3 +122,58 @@ async fn a_joining_worker_is_given_its_share_by_asking() {
     assert_eq!((handed_in, handed_out), (3, 3), "only c's share moved");
     assert_eq!(a.stats().losses + b.stats().losses, 0);
 }
+
+#[tokio::test]
+async fn settings_that_cannot_work_are_refused_before_anything_starts() {
+    use checkpoint_committer::Committer;
+    use checkpoint_worker::WorkerError;
+
+    let store = Arc::new(InMemoryCheckpointStore::new());
+    let builder = || Worker::builder(Arc::clone(&store), "g", "s", 4);
+    let refused = |result: Result<(Worker, Assignments), WorkerError>| match result {
+        Ok(_) => panic!("started with settings that cannot work"),
+        Err(error) => error,
+    };
+    assert!(matches!(
+        refused(builder().worker_id("").start()),
+        WorkerError::Invalid(_)
+    ));
+    assert!(matches!(
+        refused(builder().lease_duration(Duration::from_millis(1)).start()),
+        WorkerError::Invalid(_)
+    ));
+    assert!(matches!(
+        refused(Worker::builder(Arc::clone(&store), "g", "s", 0).start()),
+        WorkerError::Settings(_)
+    ));
+    // A renew interval that leaves no third try before the local deadline.
+    let error = refused(
+        builder()
+            .lease_duration(Duration::from_secs(3))
+            .renew_interval(Duration::from_secs(1))
+            .start(),
+    );
+    assert!(error.to_string().contains("renew interval"), "{error}");
+    assert!(matches!(
+        refused(builder().drain_timeout(Duration::ZERO).start()),
+        WorkerError::Settings(_)
+    ));
+    let other_group = Committer::builder(Arc::clone(&store), "other")
+        .start()
+        .unwrap();
+    let error = refused(builder().committer(other_group.clone()).start());
+    assert!(error.to_string().contains("\"other\""), "{error}");
+    other_group.shutdown().await.unwrap();
+    // Nothing was leased by any of them.
+    use checkpoint_core::LeaseStore;
+    assert!(store.leases("g", "s").await.unwrap().owners.is_empty());
+}
+
+#[test]
+fn a_worker_outside_a_runtime_says_so() {
+    let store = InMemoryCheckpointStore::new();
+    match Worker::builder(store, "g", "s", 1).start() {
+        Err(checkpoint_worker::WorkerError::NoRuntime) => {}
+        other => panic!("expected NoRuntime, got {:?}", other.map(|_| ())),
+    }
+}

@@ -3,7 +3,6 @@
 //! duration. On dynalite (`DYNALITE_ENDPOINT`, which `scripts/test.sh` sets; the test fails
 //! without it), each worker with a store instance of its own, as the lease contract requires.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};

@@ -1,4 +1,7 @@
 //! The worker's integration tests: one binary (see the workspace's build notes).
 
 mod behaviour;
+mod dynamodb;
+mod exported;
+mod model;
 mod network;
