@@ -78,7 +78,9 @@
 //!   worker's heartbeat so the others count it gone at once.
 //! - **Failure.** A crashed worker's heartbeat expires with its leases; the others see them
 //!   free at their next round and take them: every partition is owned again within the lease
-//!   duration plus one renew interval. Its committer's last writes may land late: harmless,
+//!   duration plus one renew interval. (On DynamoDB, which has no clock, up to one more renew
+//!   interval: a taker must first see the owner's heartbeat, then watch it stand still for the
+//!   lease duration on its own clock.) Its committer's last writes may land late: harmless,
 //!   since a store only moves a checkpoint forward. Entries it had completed after its last
 //!   write are redone (at-least-once).
 //!
