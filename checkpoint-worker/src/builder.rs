@@ -37,6 +37,9 @@ pub enum Mutation {
     NeverAsks,
     /// The worker claims every free partition, whatever its share.
     ClaimsEverything,
+    /// Eager rebalancing (not sticky): when the number of live workers changes, every worker
+    /// hands all its partitions over and claims its share again.
+    EagerRebalance,
     /// A worker that cannot renew keeps its partitions past its deadline.
     IgnoresTheDeadline,
 }

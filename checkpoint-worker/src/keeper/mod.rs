@@ -101,12 +101,28 @@ impl Keeper {
                 () = sleep_until_some(deadline) => {
                     self.lose_all("its local deadline passed before a renew succeeded");
                 }
-                Some(event) = self.events.recv() => self.on_event(event),
+                Some(event) = self.events.recv() => {
+                    // Every event already waiting in the same turn, so that the handovers they
+                    // finish share one final write pass and one release request, and thousands
+                    // of assignments dropped at once cost one turn, not one each, before the
+                    // next round. (Events before the round: with a store slower than the renew
+                    // interval the rounds are back to back, and would starve the drops.)
+                    self.on_event(event);
+                    while let Ok(event) = self.events.try_recv() {
+                        self.on_event(event);
+                    }
+                }
                 () = sleep_until_some(drain) => {}
                 () = tokio::time::sleep_until(next_round) => {
+                    let started = Instant::now();
                     let soon = self.round().await;
-                    let wait = if soon { self.settle() } else { self.shared.settings.renew_interval };
-                    next_round = Instant::now() + wait;
+                    // The cadence counts from the start of a round, so a slow round does not
+                    // push every later one back.
+                    next_round = if soon {
+                        Instant::now() + self.settle()
+                    } else {
+                        (started + self.shared.settings.renew_interval).max(Instant::now())
+                    };
                 }
             }
             self.finish_handovers().await;

@@ -151,6 +151,12 @@ impl Keeper {
     /// redoes from the stored position (counted in `final_write_failures`).
     async fn final_writes(&mut self, partitions: &[u32]) {
         let shared = Arc::clone(&self.shared);
+        if partitions.len() > 1 {
+            // One `save_all` for all of them (and whatever else moved) instead of one write per
+            // partition; each release below then writes only what moved since. A failure here
+            // loses nothing: the releases write what is still unwritten.
+            let _ = tokio::time::timeout_at(self.bound(), shared.committer.flush()).await;
+        }
         for &partition in partitions {
             // Bounded like every request of the keeper: a store that hangs must not keep it
             // from renewing, or from stopping everything at the deadline. (The committer lets

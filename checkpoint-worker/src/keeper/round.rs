@@ -26,18 +26,29 @@ impl Keeper {
         let Some(table) = self.read_table().await else {
             return true;
         };
+        let live_before = self.live_workers;
         self.observe(&table);
+        if self.mutated(Mutation::EagerRebalance) && live_before != self.live_workers {
+            let partitions: Vec<u32> = self.held.keys().copied().collect();
+            for partition in partitions {
+                self.hand_over(partition, "the live workers changed (eager rebalance)");
+            }
+        }
         let plan = self.plan(&table);
         for partition in plan.give {
             self.hand_over(partition, "another worker asked for it");
         }
         let claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
         let asked = !plan.ask.is_empty() && self.ask(&plan.ask).await;
-        // After asking, look again soon for a while: the holder releases at its next renew
-        // after its drain, and the sooner this worker sees it free, the shorter the handover.
-        let waiting = self.asked_at.is_some_and(|at| {
-            at.elapsed() < 2 * self.shared.settings.renew_interval && !self.asked.is_empty()
-        });
+        // After asking, look again soon for a while, as long as this worker is still below its
+        // share: the holder releases at its next renew after its drain, and the sooner this
+        // worker sees it free, the shorter the handover.
+        let below_share = self.keeping() < plan.target;
+        let waiting = below_share
+            && !self.asked.is_empty()
+            && self
+                .asked_at
+                .is_some_and(|at| at.elapsed() < 2 * self.shared.settings.renew_interval);
         claimed || asked || waiting
     }
 
@@ -197,6 +208,14 @@ impl Keeper {
             .collect();
         owners.insert(&self.shared.worker_id);
         self.live_workers = owners.len();
+    }
+
+    /// Partitions held and not being handed over.
+    fn keeping(&self) -> usize {
+        self.held
+            .values()
+            .filter(|held| held.leaving.is_none())
+            .count()
     }
 
     fn plan(&self, table: &LeaseTable) -> balance::Plan {

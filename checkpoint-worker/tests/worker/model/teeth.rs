@@ -132,11 +132,12 @@ fn claiming_everything_is_caught_by_the_balance() {
     });
 }
 
-/// 64 partitions over five workers, then six, seven, eight: while a joiner waits for what it
-/// asked, the partitions released for it are claimed by whoever looks first, and the owners
-/// that end above their share are asked in turn, so a join moves more than its share.
+/// 64 partitions over five workers, then six, seven, eight, rebalanced eagerly (every worker
+/// hands everything over when the live workers change, then claims its share again, like
+/// Kafka's eager protocol): the fleet balances again, but a join moved far more than its
+/// share.
 #[test]
-fn claiming_everything_is_caught_by_the_moves_of_a_join() {
+fn eager_rebalancing_is_caught_by_the_moves_of_a_join() {
     let history = History {
         partitions: 64,
         initial: 5,
@@ -146,7 +147,7 @@ fn claiming_everything_is_caught_by_the_moves_of_a_join() {
             step(Event::Join, settle()),
         ],
     };
-    caught(&history, Mutation::ClaimsEverything, |violation| {
+    caught(&history, Mutation::EagerRebalance, |violation| {
         matches!(violation, Violation::JoinMovedTooMuch { .. })
     });
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use checkpoint_committer::Committer;
 use checkpoint_core::InMemoryCheckpointStore;
 use checkpoint_worker::{Mutation, Worker};
 use tokio::time::Instant;
@@ -18,6 +19,10 @@ use super::store::{Faults, FaultyStore};
 pub const LEASE_DURATION: Duration = Duration::from_secs(1);
 pub const RENEW_INTERVAL: Duration = Duration::from_millis(100);
 pub const DRAIN_TIMEOUT: Duration = Duration::from_millis(300);
+/// The committer's interval: far longer than a handover, so that what the next owner resumes
+/// at after a drained handover is what the leaver's final write carried, not what a periodic
+/// write happened to save just before (which would hide a release before the final write).
+pub const COMMITTER_INTERVAL: Duration = Duration::from_secs(5);
 /// How often the checker looks.
 pub const TICK: Duration = Duration::from_millis(10);
 /// At most this many workers live at once.
@@ -86,13 +91,18 @@ impl World {
         }
         let index = self.slots.len();
         let faults = Arc::new(Faults::default());
-        let store = FaultyStore::new(
+        let store = Arc::new(FaultyStore::new(
             Arc::clone(&self.store),
             Arc::clone(&faults),
             index,
             Arc::clone(&self.record),
-        );
+        ));
+        let committer = Committer::builder(Arc::clone(&store), GROUP)
+            .interval(COMMITTER_INTERVAL)
+            .start()
+            .expect("valid committer settings");
         let builder = Worker::builder(store, GROUP, SUBSCRIPTION, self.partitions)
+            .committer(committer)
             .worker_id(format!("w{index}"))
             .lease_duration(LEASE_DURATION)
             .renew_interval(RENEW_INTERVAL)
