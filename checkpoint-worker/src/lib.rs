@@ -68,7 +68,11 @@
 //!   (`LeaseStore::request_handover`): a live lease is never taken. The owner sees the
 //!   request at its next renew and honours it only while it holds more than `⌊P/N⌋`. Sticky: a
 //!   worker at its share neither claims nor asks, so a join moves only what the new worker's
-//!   share requires.
+//!   share requires. On a **cold start** (no live worker holds a partition), a worker's first
+//!   round after joining only looks, so that workers starting together see each other and each
+//!   claims its share directly: its first assignments come one renew interval after
+//!   [`start`](WorkerBuilder::start). Joining a running fleet, or taking over after a crash,
+//!   waits for nothing.
 //! - **Graceful handover**, in this order: [`Stop::Handover`] (the application stops
 //!   dispatching), the drain (the application drops the [`Assignment`] once its handlers are
 //!   done, or the [drain timeout](WorkerBuilder::drain_timeout) passes), the committer's final

@@ -52,6 +52,8 @@ pub(crate) struct Keeper {
     asked_at: Option<Instant>,
     /// Whether the heartbeat is live (the first acquire succeeded and no renew said NotHeld).
     joined: bool,
+    /// The next round is the first since joining (see `cold_start`).
+    first_round: bool,
     /// Set once a shutdown began: who waits for it.
     shutdown: Option<Vec<oneshot::Sender<Result<(), WorkerError>>>>,
     /// The store refused the subscription for good (retired).
@@ -81,6 +83,7 @@ impl Keeper {
             asked: BTreeSet::new(),
             asked_at: None,
             joined: false,
+            first_round: false,
             shutdown: None,
             refused: None,
             unowned_since: BTreeMap::new(),

@@ -34,11 +34,21 @@ impl Keeper {
                 self.hand_over(partition, "the live workers changed (eager rebalance)");
             }
         }
+        if self.cold_start(&table) {
+            return false;
+        }
         let plan = self.plan(&table);
         for partition in plan.give {
             self.hand_over(partition, "another worker asked for it");
         }
-        let claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
+        let mut claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
+        if claimed && free_beyond(&table, self.shared.partitions, plan.claim.len()) {
+            // More was free than this worker's share: with its new leases it may now be owed
+            // an extra slot (the others reached their floor meanwhile). Looking again at once
+            // takes it in this round rather than the next, which is what keeps a failover
+            // within the lease and one renew interval.
+            claimed |= self.claim_again().await;
+        }
         let asked = !plan.ask.is_empty() && self.ask(&plan.ask).await;
         // After asking, look again soon for a while, as long as this worker is still below its
         // share: the holder releases at its next renew after its drain, and the sooner this
@@ -50,6 +60,36 @@ impl Keeper {
                 .asked_at
                 .is_some_and(|at| at.elapsed() < 2 * self.shared.settings.renew_interval);
         claimed || asked || waiting
+    }
+
+    /// Whether this round only looks: the first round after joining a subscription where no
+    /// live worker holds a partition (a fleet starting). Workers that start together then see
+    /// each other before anyone claims, and each claims its share directly, instead of the
+    /// first one claiming everything and handing most of it over again. Where partitions are
+    /// held (a join into a running fleet, a failover), nothing waits.
+    fn cold_start(&mut self, table: &LeaseTable) -> bool {
+        let first_round = std::mem::take(&mut self.first_round);
+        let live: std::collections::BTreeSet<&str> = table
+            .owners
+            .iter()
+            .map(|owner| owner.owner.as_str())
+            .collect();
+        first_round
+            && self.held.is_empty()
+            && !table
+                .leases
+                .iter()
+                .any(|lease| live.contains(lease.owner.as_str()))
+    }
+
+    /// A second look at the table in the same round, claiming what the plan then says.
+    async fn claim_again(&mut self) -> bool {
+        let Some(table) = self.read_table().await else {
+            return false;
+        };
+        self.observe(&table);
+        let plan = self.plan(&table);
+        !plan.claim.is_empty() && self.claim(&plan.claim).await
     }
 
     /// Renews every lease (or joins with an empty acquire). `None` when it failed; the
@@ -72,6 +112,7 @@ impl Keeper {
             Ok(leases) => {
                 if !self.joined {
                     tracing::info!(worker = %me, %group, %subscription, "worker joined");
+                    self.first_round = true;
                 }
                 self.joined = true;
                 self.extend(sent_at);
@@ -306,4 +347,19 @@ impl Keeper {
             }
         }
     }
+}
+
+/// Whether `table` shows more partitions without a live lease than the `claimed` ones.
+fn free_beyond(table: &LeaseTable, partitions: u32, claimed: usize) -> bool {
+    let live: std::collections::BTreeSet<&str> = table
+        .owners
+        .iter()
+        .map(|owner| owner.owner.as_str())
+        .collect();
+    let held = table
+        .leases
+        .iter()
+        .filter(|lease| live.contains(lease.owner.as_str()))
+        .count();
+    (partitions as usize).saturating_sub(held) > claimed
 }
