@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full benchmark of every checkpoint store, on the servers the test command uses:
 #
-#   bash scripts/bench.sh [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--markdown PATH]
+#   bash scripts/bench.sh [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers] [--markdown PATH]
 #
 # It starts what the benchmark needs the way scripts/test.sh does (the machine's PostgreSQL and
 # Redis if they are down, the local DynamoDB emulator), then runs the release build of

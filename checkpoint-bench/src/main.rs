@@ -3,14 +3,15 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
 //! workload a few times (seconds, also in debug builds) and fails when an operation errors or
 //! a round-trip count differs from what the store documents. Timings are never asserted.
 //! `--workloads committer` runs only the committer's rows (see `committer.rs`), `stores` only
-//! the stores'; both by default.
+//! the stores', `workers` only the workers' (see `workers/mod.rs`: PostgreSQL, Redis, SQLite
+//! and the in-memory store); all three by default.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -28,6 +29,7 @@ mod sql;
 mod sqlite;
 mod stores;
 mod subject;
+mod workers;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -35,7 +37,7 @@ use std::time::{Duration, Instant};
 use crate::report::{Row, Target};
 use crate::subject::{BenchError, context};
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer] [--markdown PATH]";
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers] [--markdown PATH]";
 const ALL_BACKENDS: [&str; 4] = ["postgres", "redis", "dynamodb", "sqlite"];
 pub(crate) const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
@@ -87,6 +89,8 @@ struct Args {
     stores: bool,
     /// The committer's workloads (`committer.rs`).
     committer: bool,
+    /// The workers' workloads (`workers/mod.rs`).
+    workers: bool,
     markdown: Option<std::path::PathBuf>,
 }
 
@@ -96,6 +100,7 @@ fn parse_args() -> Result<Args, BenchError> {
         backends: ALL_BACKENDS.iter().map(|b| (*b).to_owned()).collect(),
         stores: true,
         committer: true,
+        workers: true,
         markdown: None,
     };
     let mut it = std::env::args().skip(1);
@@ -116,12 +121,15 @@ fn parse_args() -> Result<Args, BenchError> {
             "--workloads" => {
                 let list = it.next().ok_or(USAGE)?;
                 let chosen: Vec<&str> = list.split(',').map(str::trim).collect();
-                if let Some(unknown) = chosen.iter().find(|w| !["stores", "committer"].contains(w))
+                if let Some(unknown) = chosen
+                    .iter()
+                    .find(|w| !["stores", "committer", "workers"].contains(w))
                 {
                     return Err(format!("unknown workload {unknown:?}; {USAGE}").into());
                 }
                 args.stores = chosen.contains(&"stores");
                 args.committer = chosen.contains(&"committer");
+                args.workers = chosen.contains(&"workers");
             }
             "--markdown" => args.markdown = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
@@ -167,8 +175,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs every chosen backend; `Ok(false)` when a round-trip count differed from the documented
-/// one (the table is printed first).
+/// Runs every chosen backend; `Ok(false)` when a round-trip count (or a worker's requests per
+/// round at rest) differed from the documented one (the tables are printed first).
 async fn run(args: Args) -> Result<bool, BenchError> {
     let plan = Plan::new(args.smoke);
     let max_concurrency = CONCURRENCIES.iter().copied().max().unwrap_or(1);
@@ -178,6 +186,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     let mut mismatches = Vec::new();
     let mut servers = Vec::new();
     let mut notes = Vec::new();
+    let mut figures = Vec::new();
     // First, while nothing else runs: its memory count is process-wide.
     let in_process = if args.committer {
         Some(committer::in_process(plan.smoke).await?)
@@ -197,26 +206,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         if !backend.note.is_empty() {
             notes.push(format!("- {}: {}", backend.name, backend.note));
         }
-        let result = async {
-            let mut outcome = if args.stores {
-                stores::run_backend(&backend, plan, max_concurrency).await?
-            } else {
-                Outcome::default()
-            };
-            if args.committer && name != "dynamodb" {
-                let (rows, targets) = committer::end_to_end(
-                    backend.name,
-                    &(std::sync::Arc::clone(&backend.direct.store)
-                        as std::sync::Arc<dyn checkpoint_core::CheckpointStore>),
-                    plan.smoke,
-                )
-                .await?;
-                outcome.rows.extend(rows);
-                outcome.targets.extend(targets);
-            }
-            Ok::<_, BenchError>(outcome)
-        }
-        .await;
+        let result = run_workloads(&args, plan, &backend, max_concurrency).await;
         drop(backend);
         if name == "sqlite" {
             sqlite::remove(&sqlite_path);
@@ -225,6 +215,12 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         rows.extend(outcome.rows);
         targets.extend(outcome.targets);
         mismatches.extend(outcome.mismatches);
+        figures.extend(outcome.workers);
+    }
+    if args.workers {
+        let found = workers::run_in_memory(workers::Plan::new(plan.smoke)).await?;
+        figures.extend(found.figures);
+        mismatches.extend(found.mismatches);
     }
     if let Some((in_process_rows, in_process_targets)) = in_process {
         rows.extend(in_process_rows);
@@ -236,31 +232,90 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     } else {
         "full"
     };
-    let mut markdown = format!(
+    let header = format!(
         "Mode: {mode}. Machine: {}. Ran in {:.0} s.\n\n{}\n\n{}\n\n",
         machine(),
         started.elapsed().as_secs_f64(),
         servers.join("\n"),
         notes.join("\n"),
     );
-    markdown.push_str(&report::figures(&rows));
-    markdown.push('\n');
-    markdown.push_str(report::LEGEND);
-    markdown.push_str("\n\n");
-    markdown.push_str(&report::targets(&targets));
+    let markdown = render(header, &rows, &targets, &figures);
     println!("{markdown}");
     if let Some(path) = &args.markdown {
         std::fs::write(path, &markdown).map_err(context(format!("writing {}", path.display())))?;
     }
-    if mismatches.is_empty() {
-        eprintln!("checkpoint-bench: every round-trip count is the documented one");
-        Ok(true)
-    } else {
-        for mismatch in &mismatches {
-            eprintln!("checkpoint-bench: ROUND TRIPS DIFFER: {mismatch}");
-        }
-        Ok(false)
+    Ok(verdict(&mismatches))
+}
+
+/// The whole report: the header, then the tables of the workloads that ran (`--workloads
+/// workers` fills neither of the first two).
+fn render(
+    mut markdown: String,
+    rows: &[Row],
+    targets: &[Target],
+    figures: &[workers::Figure],
+) -> String {
+    if !rows.is_empty() {
+        markdown.push_str(&report::figures(rows));
+        markdown.push('\n');
+        markdown.push_str(report::LEGEND);
+        markdown.push_str("\n\n");
     }
+    if !targets.is_empty() {
+        markdown.push_str(&report::targets(targets));
+        markdown.push('\n');
+    }
+    markdown.push_str(&workers::tables(figures));
+    markdown
+}
+
+/// Says whether every structural count was the documented one; `false` fails the run.
+fn verdict(mismatches: &[String]) -> bool {
+    for mismatch in mismatches {
+        eprintln!("checkpoint-bench: COUNTS DIFFER: {mismatch}");
+    }
+    if mismatches.is_empty() {
+        eprintln!(
+            "checkpoint-bench: every round-trip count (and every worker's requests per round at \
+             rest) is the documented one"
+        );
+    }
+    mismatches.is_empty()
+}
+
+/// The chosen workloads on one backend.
+async fn run_workloads(
+    args: &Args,
+    plan: Plan,
+    backend: &subject::Backend,
+    max_concurrency: u32,
+) -> Result<Outcome, BenchError> {
+    let name = backend.name;
+    let mut outcome = if args.stores {
+        stores::run_backend(backend, plan, max_concurrency).await?
+    } else {
+        Outcome::default()
+    };
+    if args.committer && name != "dynamodb" {
+        let (rows, targets) = committer::end_to_end(
+            name,
+            &(std::sync::Arc::clone(&backend.direct.store)
+                as std::sync::Arc<dyn checkpoint_core::CheckpointStore>),
+            plan.smoke,
+        )
+        .await?;
+        outcome.rows.extend(rows);
+        outcome.targets.extend(targets);
+    }
+    // Not on the DynamoDB emulators: moto walks the whole table for every lease table read,
+    // which the workers make every round.
+    if args.workers && name != "dynamodb" {
+        let plan = workers::Plan::new(plan.smoke);
+        let found = workers::run_backend(name, &backend.direct.store, plan).await?;
+        outcome.workers.extend(found.figures);
+        outcome.mismatches.extend(found.mismatches);
+    }
+    Ok(outcome)
 }
 
 /// The machine in one line: CPUs, memory, CPU model.
@@ -296,4 +351,6 @@ pub(crate) struct Outcome {
     rows: Vec<Row>,
     targets: Vec<Target>,
     mismatches: Vec<String>,
+    /// The workers' figures (`workers/report.rs`).
+    workers: Vec<workers::Figure>,
 }

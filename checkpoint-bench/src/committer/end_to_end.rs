@@ -76,18 +76,41 @@ pub async fn end_to_end(
 }
 
 /// One round with the committer: entries completed out of order, counted once written.
-async fn with_committer(
+pub(crate) async fn with_committer(
     store: &Arc<dyn CheckpointStore>,
     slice: Duration,
 ) -> Result<Tally, BenchError> {
     let group = group("committer");
-    let committer = Committer::builder(Arc::clone(store), &*group)
-        .interval(INTERVAL)
-        .max_in_flight(HELD as usize)
-        .start()?;
+    let committer = start_committer(store, &group)?;
     let partitions = (0..PARTITIONS)
         .map(|partition| committer.partition(SUBSCRIPTION, partition, 0))
         .collect::<Result<Vec<_>, _>>()?;
+    let (tally, ends) = drive(&committer, &partitions, slice).await?;
+    committer.shutdown().await?;
+    check_stored(store, &group, &ends).await?;
+    Ok(tally)
+}
+
+/// The committer of one round, as the end-to-end rows configure it (the workers' row hands
+/// the same one to a worker).
+pub(crate) fn start_committer(
+    store: &Arc<dyn CheckpointStore>,
+    group: &str,
+) -> Result<Committer, BenchError> {
+    Ok(Committer::builder(Arc::clone(store), group)
+        .interval(INTERVAL)
+        .max_in_flight(HELD as usize)
+        .start()?)
+}
+
+/// The handlers of one round over `partitions` (the committer's handles of partitions
+/// `0..PARTITIONS`, in order), until `slice` has passed and the committer has written
+/// everything they completed. Returns the tally and each partition's end position.
+pub(crate) async fn drive(
+    committer: &Committer,
+    partitions: &[Partition],
+    slice: Duration,
+) -> Result<(Tally, Vec<u64>), BenchError> {
     let started = Instant::now();
     let deadline = started + slice;
     let mut handlers = JoinSet::new();
@@ -121,15 +144,12 @@ async fn with_committer(
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let took = started.elapsed();
-    let writes = committer.stats().writes;
-    committer.shutdown().await?;
-    check_stored(store, &group, &ends).await?;
-    Ok(Tally {
+    let tally = Tally {
         entries,
-        took,
-        writes,
-    })
+        took: started.elapsed(),
+        writes: committer.stats().writes,
+    };
+    Ok((tally, ends))
 }
 
 /// A handler with the committer: dispatches a batch of each of its partitions, then completes
@@ -223,7 +243,7 @@ async fn join(mut handlers: JoinSet<HandlerResult>) -> Result<(u64, Vec<u64>), B
 
 /// Every partition's stored checkpoint is the position after its last entry: nothing skipped,
 /// nothing left unwritten.
-async fn check_stored(
+pub(crate) async fn check_stored(
     store: &Arc<dyn CheckpointStore>,
     group: &str,
     ends: &[u64],

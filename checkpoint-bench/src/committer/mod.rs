@@ -20,8 +20,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Handler tasks of the end-to-end workload.
 pub(super) const HANDLERS: u32 = 16;
 /// Partitions of the one subscription; each handler owns `PARTITIONS / HANDLERS` of them.
-pub(super) const PARTITIONS: u32 = 64;
-pub(super) const SUBSCRIPTION: &str = "committer";
+pub(crate) const PARTITIONS: u32 = 64;
+pub(crate) const SUBSCRIPTION: &str = "committer";
 /// The committer's interval in the end-to-end workload.
 pub(super) const INTERVAL: Duration = Duration::from_millis(100);
 /// Entries a handler dispatches on each of its partitions before it completes the batch.
@@ -38,19 +38,19 @@ pub(super) const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How much of the committer workloads to run.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Plan {
+pub(crate) struct Plan {
     /// Interleaved rounds of (committer, one save per entry).
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// How long the handlers run in each round.
-    slice: Duration,
+    pub(crate) slice: Duration,
     /// An untimed round of each first (connections, prepared statements, scripts).
-    warm_up: bool,
+    pub(crate) warm_up: bool,
     /// Timed batches per task in process.
     batches: usize,
 }
 
 impl Plan {
-    fn new(smoke: bool) -> Self {
+    pub(crate) fn new(smoke: bool) -> Self {
         if smoke {
             Self {
                 rounds: 1,
@@ -70,7 +70,7 @@ impl Plan {
 }
 
 /// A group of its own for every round.
-pub(super) fn group(what: &str) -> Arc<str> {
+pub(crate) fn group(what: &str) -> Arc<str> {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos());
@@ -111,20 +111,20 @@ pub(super) fn owned(handler: u32) -> impl Iterator<Item = u32> {
 
 /// Entries done and the time they took, summed over rounds.
 #[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Tally {
+pub(crate) struct Tally {
     entries: u64,
     took: Duration,
     writes: u64,
 }
 
 impl Tally {
-    fn add(&mut self, other: Tally) {
+    pub(crate) fn add(&mut self, other: Tally) {
         self.entries += other.entries;
         self.took += other.took;
         self.writes += other.writes;
     }
 
-    fn per_sec(self) -> f64 {
+    pub(crate) fn per_sec(self) -> f64 {
         self.entries as f64 / self.took.as_secs_f64()
     }
 }
@@ -133,4 +133,5 @@ mod end_to_end;
 mod in_process;
 
 pub use end_to_end::end_to_end;
+pub(crate) use end_to_end::{check_stored, drive, start_committer, with_committer};
 pub use in_process::in_process;

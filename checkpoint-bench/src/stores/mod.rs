@@ -105,6 +105,7 @@ pub(crate) async fn run_backend(
         rows: run.rows,
         targets: run.targets,
         mismatches: run.mismatches,
+        workers: Vec::new(),
     })
 }
 

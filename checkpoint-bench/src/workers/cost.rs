@@ -1,0 +1,216 @@
+//! What workers cost the store at rest: each worker's requests per round over a quiet window
+//! (from `WorkerStats::store_requests` and `rounds`), and 10,000 partitions over 100 workers in
+//! one process: the time to converge and the requests per second of all of them at rest.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use checkpoint_worker::WorkerStats;
+
+use super::app::Work;
+use super::fleet::Fleet;
+use super::report::{Figure, ms};
+use super::{Findings, Plan, Settings, group};
+use crate::stores::thousands;
+use crate::subject::{BenchError, BenchStore};
+
+/// The scale row's name.
+const SCALE: &str = "Scale: many partitions over many workers in one process";
+
+/// How long the scale fleet may take to converge before the row says it did not.
+const SCALE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Renew intervals a fleet is left alone after it balanced, before a window starts.
+const SETTLING: u32 = 3;
+
+/// A round at rest: the renew and the table read.
+const PER_ROUND: u64 = 2;
+
+/// Quiet windows tried: a window in which something moved (a claim, a handover, a failed
+/// renew) says nothing about the cost at rest, so it is measured again; a fleet that never
+/// rests (a machine too loaded to renew in time) is reported as such, not failed.
+const TRIES: usize = 3;
+
+/// The anchor of the cost rows.
+const ANCHORS: &str = "KCL: one conditional `UpdateItem` per lease per renew";
+
+/// Requests over one quiet window.
+struct Rest {
+    requests: u64,
+    rounds: u64,
+    seconds: f64,
+    /// Every worker's requests within one of `PER_ROUND` × its rounds (a window's edges may
+    /// cut one round in half).
+    constant: bool,
+}
+
+/// Measures `members` at rest over `rounds` renew intervals and adds the cost figure; a worker
+/// whose requests are not `PER_ROUND` per round is a mismatch (the smoke run fails).
+pub(super) async fn at_rest(
+    findings: &mut Findings,
+    backend: &'static str,
+    fleet: &Fleet,
+    members: &[usize],
+    rounds: u32,
+) -> Result<(), BenchError> {
+    let Some(rest) = quiet_window(fleet, members, rounds).await else {
+        findings
+            .figures
+            .push(restless(backend, fleet, members.len()));
+        return Ok(());
+    };
+    let per_round = rest.requests as f64 / rest.rounds as f64;
+    let workers = members.len();
+    let per_worker = fleet.partitions as f64 / workers as f64;
+    if !rest.constant {
+        findings.mismatches.push(format!(
+            "{backend}: workers at rest made {} requests in {} rounds, not {PER_ROUND} per round",
+            rest.requests, rest.rounds
+        ));
+    }
+    findings.figures.push(Figure {
+        row: "Cost at rest (store requests per worker per renew interval)",
+        backend,
+        setting: format!(
+            "{workers} workers, {} partitions (~{per_worker:.0} each), {}",
+            thousands(fleet.partitions as usize),
+            fleet.settings.describe()
+        ),
+        measured: format!(
+            "{per_round:.2} per round ({} requests in {} rounds, {:.1} requests/s per worker)",
+            rest.requests,
+            rest.rounds,
+            rest.requests as f64 / rest.seconds / workers as f64
+        ),
+        target: format!("a constant {PER_ROUND}, not one per partition"),
+        anchor: ANCHORS,
+        met: Some(rest.constant),
+    });
+    Ok(())
+}
+
+/// A window of `rounds` renew intervals in which nothing moved, if one came in `TRIES`.
+async fn quiet_window(fleet: &Fleet, members: &[usize], rounds: u32) -> Option<Rest> {
+    // A worker that asked for a handover looks again every few tens of milliseconds for two
+    // renew intervals after its last request, even once it holds its share: a fleet just
+    // balanced is not at rest until then.
+    tokio::time::sleep(fleet.settings.renew * SETTLING).await;
+    for _ in 0..TRIES {
+        let started = Instant::now();
+        let before = fleet.stats(members);
+        tokio::time::sleep(fleet.settings.renew * rounds).await;
+        let after = fleet.stats(members);
+        let seconds = started.elapsed().as_secs_f64();
+        if before.iter().zip(&after).any(|(b, a)| moved(b, a)) {
+            continue;
+        }
+        let deltas: Vec<(u64, u64)> = before
+            .iter()
+            .zip(&after)
+            .map(|(b, a)| (a.store_requests - b.store_requests, a.rounds - b.rounds))
+            .collect();
+        return Some(Rest {
+            requests: deltas.iter().map(|d| d.0).sum(),
+            rounds: deltas.iter().map(|d| d.1).sum(),
+            seconds,
+            constant: deltas
+                .iter()
+                .all(|&(requests, rounds)| requests.abs_diff(PER_ROUND * rounds) <= 1),
+        });
+    }
+    None
+}
+
+/// The figure of a fleet that never stayed at rest for a whole window.
+fn restless(backend: &'static str, fleet: &Fleet, workers: usize) -> Figure {
+    Figure {
+        row: "Cost at rest (store requests per worker per renew interval)",
+        backend,
+        setting: format!(
+            "{workers} workers, {} partitions, {}",
+            thousands(fleet.partitions as usize),
+            fleet.settings.describe()
+        ),
+        measured: format!("something moved in each of {TRIES} windows: never at rest"),
+        target: format!("a constant {PER_ROUND}, not one per partition"),
+        anchor: ANCHORS,
+        met: Some(false),
+    }
+}
+
+/// Whether anything changed hands or failed between two stats of one worker.
+fn moved(before: &WorkerStats, after: &WorkerStats) -> bool {
+    after.acquired != before.acquired
+        || after.handovers_out != before.handovers_out
+        || after.losses != before.losses
+        || after.renew_failures != before.renew_failures
+}
+
+/// The scale row: the plan's workers over its partitions, all started at once, until every
+/// partition is owned and the fleet balanced; then its requests at rest.
+pub(super) async fn scale(
+    findings: &mut Findings,
+    backend: &'static str,
+    store: &Arc<dyn BenchStore>,
+    plan: Plan,
+) -> Result<(), BenchError> {
+    let (workers, partitions, settings) = plan.scale;
+    let mut fleet = Fleet::new(store, group("scale"), partitions, settings, Work::Idle);
+    let started = Instant::now();
+    fleet.start(workers)?;
+    let all: Vec<usize> = (0..workers).collect();
+    // A fleet this large that does not converge is a finding of the row, not a failed run.
+    if let Err(error) = fleet.wait_balanced(&all, SCALE_TIMEOUT).await {
+        findings.figures.push(Figure {
+            row: SCALE,
+            backend,
+            setting: scale_setting(partitions, workers, settings),
+            measured: format!("**did not converge**: {error}"),
+            target: "converge: reported".into(),
+            anchor: ANCHORS,
+            met: Some(false),
+        });
+        return fleet.shutdown().await;
+    }
+    let converged = started.elapsed();
+    let rest = quiet_window(&fleet, &all, plan.rest_rounds).await;
+    let Some(rest) = rest else {
+        findings.figures.push(restless(backend, &fleet, workers));
+        return fleet.shutdown().await;
+    };
+    fleet.shutdown().await?;
+    if !rest.constant {
+        findings.mismatches.push(format!(
+            "{backend}: {workers} workers at rest made {} requests in {} rounds",
+            rest.requests, rest.rounds
+        ));
+    }
+    let expected = PER_ROUND as f64 * workers as f64 / settings.renew.as_secs_f64();
+    findings.figures.push(Figure {
+        row: SCALE,
+        backend,
+        setting: scale_setting(partitions, workers, settings),
+        measured: format!(
+            "converged (all owned, balanced within ±1) in {}; at rest {:.0} requests/s for all \
+             {workers} ({:.2} per worker per round)",
+            ms(converged),
+            rest.requests as f64 / rest.seconds,
+            rest.requests as f64 / rest.rounds as f64
+        ),
+        target: format!(
+            "converge: reported; at rest {PER_ROUND} per worker per round = {expected:.0} \
+             requests/s"
+        ),
+        anchor: ANCHORS,
+        met: Some(rest.constant),
+    });
+    Ok(())
+}
+
+fn scale_setting(partitions: u32, workers: usize, settings: Settings) -> String {
+    format!(
+        "{} partitions, {workers} workers, {}",
+        thousands(partitions as usize),
+        settings.describe()
+    )
+}
