@@ -8,7 +8,7 @@ use checkpoint_committer::Partition;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::keeper::Event;
+use crate::event::Event;
 use crate::shared::Shared;
 
 /// Why an [`Assignment`] must stop.
@@ -102,7 +102,7 @@ impl Assignment {
         }
         self.shared
             .settings
-            .mutated(crate::builder::Mutation::IgnoresTheDeadline)
+            .mutated(crate::settings::Mutation::IgnoresTheDeadline)
             || self.shared.deadline.holds_at(Instant::now())
     }
 
@@ -117,7 +117,7 @@ impl Assignment {
         }
         self.shared
             .settings
-            .mutated(crate::builder::Mutation::IgnoresTheDeadline)
+            .mutated(crate::settings::Mutation::IgnoresTheDeadline)
             || self.shared.deadline.holds_at(Instant::now())
     }
 

@@ -113,21 +113,25 @@ mod balance;
 mod builder;
 mod deadline;
 mod error;
+mod event;
 mod keeper;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod settings;
 mod shared;
 mod stats;
 mod store;
+mod view;
 mod worker;
 
 pub use assignment::{Assignment, Stop};
-#[doc(hidden)]
-pub use builder::Mutation;
 pub use builder::{
     DEFAULT_DRAIN_TIMEOUT, DEFAULT_LEASE_DURATION, DEFAULT_RENEWS_PER_LEASE, WorkerBuilder,
 };
 pub use error::WorkerError;
-pub use stats::{HeldPartition, WorkerStats};
+#[doc(hidden)]
+pub use settings::Mutation;
+pub use stats::WorkerStats;
 pub use store::WorkerStore;
+pub use view::HeldPartition;
 pub use worker::{Assignments, Worker};

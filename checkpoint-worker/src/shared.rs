@@ -7,10 +7,10 @@ use checkpoint_committer::Committer;
 use tokio::sync::mpsc;
 
 use crate::WorkerStore;
-use crate::builder::Settings;
 use crate::deadline::Deadline;
-use crate::keeper::Event;
-use crate::stats::View;
+use crate::event::Event;
+use crate::settings::Settings;
+use crate::view::View;
 
 /// The worker's identity, settings, counters and the last view of its leases.
 pub(crate) struct Shared {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use checkpoint_committer::Committer;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::keeper::Event;
+use crate::event::Event;
 use crate::shared::Shared;
 use crate::{Assignment, WorkerBuilder, WorkerError, WorkerStats, WorkerStore};
 

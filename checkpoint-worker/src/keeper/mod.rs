@@ -14,19 +14,11 @@ use checkpoint_core::{Error, Operation};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::builder::Mutation;
+use crate::event::Event;
+use crate::settings::Mutation;
 use crate::shared::{Counters, Shared};
-use crate::stats::{HeldPartition, View};
+use crate::view::{HeldPartition, View};
 use crate::{Assignment, Assignments, Stop, WorkerError};
-
-/// What reaches the keeper from the worker handle and the assignments.
-#[derive(Debug)]
-pub(crate) enum Event {
-    /// The application dropped the assignment of `partition` under `epoch`.
-    Dropped { partition: u32, epoch: u64 },
-    /// Hand everything over, leave, and answer (if anyone waits).
-    Shutdown(Option<oneshot::Sender<Result<(), WorkerError>>>),
-}
 
 /// A partition the keeper holds.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Held, Keeper};
-use crate::builder::Mutation;
+use crate::settings::Mutation;
 use crate::shared::Counters;
 use crate::{Assignment, Stop};
 

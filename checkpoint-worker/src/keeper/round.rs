@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use super::Keeper;
 use crate::balance::{self, Me};
-use crate::builder::Mutation;
+use crate::settings::Mutation;
 use crate::shared::Counters;
 
 impl Keeper {
