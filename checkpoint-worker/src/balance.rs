@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use checkpoint_core::LeaseTable;
+use checkpoint_core::{Lease, LeaseTable};
 
 /// What this worker knows of itself for the plan.
 #[derive(Debug, Clone, Copy)]
@@ -64,24 +64,40 @@ pub(crate) fn shares(partitions: u32, owners: usize) -> (usize, usize, usize) {
     (floor, floor + usize::from(extra > 0), extra)
 }
 
+/// The live owners of `table`, and `me` (which has joined, whether or not the table read
+/// shows it yet).
+pub(crate) fn live_owners<'a>(table: &'a LeaseTable, me: &'a str) -> BTreeSet<&'a str> {
+    let mut owners: BTreeSet<&str> = table.owners.iter().map(|o| o.owner.as_str()).collect();
+    owners.insert(me);
+    owners
+}
+
+/// The leases of `table` whose owner is in `owners` (from [`live_owners`]): the partitions
+/// held. A lease whose owner is not live counts for nobody and is claimable: where the store
+/// has no clock (DynamoDB), the table lists a dead owner's leases until they are taken, and
+/// the acquire is what proves them expired.
+pub(crate) fn held_live<'a>(
+    table: &'a LeaseTable,
+    owners: &'a BTreeSet<&str>,
+) -> impl Iterator<Item = &'a Lease> {
+    table
+        .leases
+        .iter()
+        .filter(|lease| owners.contains(lease.owner.as_str()))
+}
+
 /// The plan for this round. `rotation` spreads concurrent claimers over the free partitions
 /// (each starts at its own offset), so that workers that see the same free partitions at the
 /// same time mostly claim different ones.
 pub(crate) fn plan(me: Me<'_>, table: &LeaseTable, rotation: usize) -> Plan {
-    let mut owners: BTreeSet<&str> = table.owners.iter().map(|o| o.owner.as_str()).collect();
-    owners.insert(me.id);
+    let owners = live_owners(table, me.id);
     let (floor, ceil, extra) = shares(me.partitions, owners.len());
 
-    // Other live owners' counts, from the table. A lease whose owner is not live counts for
-    // nobody and is claimable: where the store has no clock (DynamoDB), the table lists a dead
-    // owner's leases until they are taken, and the acquire is what proves them expired.
+    // Other live owners' counts, from the table (see `held_live` for leases of owners that
+    // are not live).
     let mut counts: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     let mut taken = BTreeSet::new();
-    for lease in table
-        .leases
-        .iter()
-        .filter(|lease| owners.contains(lease.owner.as_str()))
-    {
+    for lease in held_live(table, &owners) {
         taken.insert(lease.partition);
         if lease.owner != me.id {
             counts

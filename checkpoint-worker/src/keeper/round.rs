@@ -42,7 +42,14 @@ impl Keeper {
             self.hand_over(partition, "another worker asked for it");
         }
         let mut claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
-        if claimed && free_beyond(&table, self.shared.partitions, plan.claim.len()) {
+        if claimed
+            && free_beyond(
+                &table,
+                &self.shared.worker_id,
+                self.shared.partitions,
+                plan.claim.len(),
+            )
+        {
             // More was free than this worker's share: with its new leases it may now be owed
             // an extra slot (the others reached their floor meanwhile). Looking again at once
             // takes it in this round rather than the next, which is what keeps a failover
@@ -69,17 +76,8 @@ impl Keeper {
     /// held (a join into a running fleet, a failover), nothing waits.
     fn cold_start(&mut self, table: &LeaseTable) -> bool {
         let first_round = std::mem::take(&mut self.first_round);
-        let live: std::collections::BTreeSet<&str> = table
-            .owners
-            .iter()
-            .map(|owner| owner.owner.as_str())
-            .collect();
-        first_round
-            && self.held.is_empty()
-            && !table
-                .leases
-                .iter()
-                .any(|lease| live.contains(lease.owner.as_str()))
+        let owners = balance::live_owners(table, &self.shared.worker_id);
+        first_round && self.held.is_empty() && balance::held_live(table, &owners).next().is_none()
     }
 
     /// A second look at the table in the same round, claiming what the plan then says.
@@ -209,17 +207,8 @@ impl Keeper {
     /// Notes the partitions nobody holds, and since when, and the live workers.
     fn observe(&mut self, table: &LeaseTable) {
         let now = Instant::now();
-        let live: std::collections::BTreeSet<&str> = table
-            .owners
-            .iter()
-            .map(|owner| owner.owner.as_str())
-            .collect();
-        let owned: std::collections::BTreeSet<u32> = table
-            .leases
-            .iter()
-            .filter(|lease| {
-                live.contains(lease.owner.as_str()) || lease.owner == self.shared.worker_id
-            })
+        let owners = balance::live_owners(table, &self.shared.worker_id);
+        let owned: std::collections::BTreeSet<u32> = balance::held_live(table, &owners)
             .map(|lease| lease.partition)
             .collect();
         self.unowned_since
@@ -242,12 +231,6 @@ impl Keeper {
                         && lease.handover_requested_by.as_deref() == Some(me)
                 })
         });
-        let mut owners: std::collections::BTreeSet<&str> = table
-            .owners
-            .iter()
-            .map(|owner| owner.owner.as_str())
-            .collect();
-        owners.insert(&self.shared.worker_id);
         self.live_workers = owners.len();
     }
 
@@ -350,16 +333,8 @@ impl Keeper {
 }
 
 /// Whether `table` shows more partitions without a live lease than the `claimed` ones.
-fn free_beyond(table: &LeaseTable, partitions: u32, claimed: usize) -> bool {
-    let live: std::collections::BTreeSet<&str> = table
-        .owners
-        .iter()
-        .map(|owner| owner.owner.as_str())
-        .collect();
-    let held = table
-        .leases
-        .iter()
-        .filter(|lease| live.contains(lease.owner.as_str()))
-        .count();
+fn free_beyond(table: &LeaseTable, me: &str, partitions: u32, claimed: usize) -> bool {
+    let owners = balance::live_owners(table, me);
+    let held = balance::held_live(table, &owners).count();
     (partitions as usize).saturating_sub(held) > claimed
 }
