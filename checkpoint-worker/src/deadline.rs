@@ -31,11 +31,13 @@ impl Deadline {
         }
     }
 
-    /// Sets the deadline (a renew succeeded).
-    pub(crate) fn set(&self, deadline: Instant) {
+    /// Moves the deadline to `deadline` unless it is later already (an acquire or renew
+    /// succeeded). Never back: renews may be in flight together, and one that answers late
+    /// must not undo a later one's extension.
+    pub(crate) fn extend(&self, deadline: Instant) {
         let nanos = deadline.saturating_duration_since(self.base).as_nanos();
         let nanos = u64::try_from(nanos).unwrap_or(u64::MAX).max(1);
-        self.nanos.store(nanos, Ordering::Release);
+        self.nanos.fetch_max(nanos, Ordering::AcqRel);
     }
 
     /// Clears the deadline (nothing is held any more).

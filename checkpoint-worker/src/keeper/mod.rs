@@ -1,9 +1,16 @@
 //! The lease keeper: one task per worker that renews, balances, hands partitions out to the
-//! application and takes them back. Every store request of the worker's leases is made here, in
-//! order, each bounded by the local deadline, so the keeper's view of what it holds is never
-//! behind a request it made.
+//! application and takes them back. Two futures share the task: the [renewer](renewer), which
+//! sends the heartbeat's renew every renew interval whatever else is under way, and the rest,
+//! which reads the table, claims, asks, and finishes handovers (their final writes run in the
+//! background, so a slow store delays only the handover that waits for them). Every lease
+//! request but the renews is made by the rest of the keeper, in order, each bounded by the
+//! local deadline, so its view of what it holds is never behind a request it made; a renew's
+//! answer is judged only against what was held when it was sent.
 
+mod backoff;
+mod handover;
 mod ownership;
+mod renewer;
 mod round;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,16 +26,21 @@ use crate::settings::Mutation;
 use crate::shared::{Counters, Shared};
 use crate::view::{HeldPartition, View};
 use crate::{Assignment, Assignments, Stop, WorkerError};
+use renewer::{Renewal, Renewer};
 
 /// A partition the keeper holds.
 #[derive(Debug)]
 struct Held {
     epoch: u64,
     stop: watch::Sender<Option<Stop>>,
+    /// When the reply that granted it arrived: a renew sent before that may not list it yet.
+    granted_at: Instant,
     /// The application dropped its assignment.
     dropped: bool,
     /// Being handed over: the drain deadline.
     leaving: Option<Instant>,
+    /// Drained; its final write is running, and the release follows it.
+    writing: bool,
 }
 
 /// The keeper's state; see the module doc.
@@ -36,16 +48,32 @@ pub(crate) struct Keeper {
     shared: Arc<Shared>,
     events: mpsc::UnboundedReceiver<Event>,
     assignments: mpsc::UnboundedSender<Assignment>,
+    /// The renewer's answers, and (until `run` hands it over) where it sends them.
+    renewals: mpsc::UnboundedReceiver<Renewal>,
+    renewals_out: Option<mpsc::UnboundedSender<Renewal>>,
+    /// Lets the renewer join again after `NotHeld`, once everything was let go.
+    rejoin: Arc<tokio::sync::Notify>,
     held: BTreeMap<u32, Held>,
+    /// Final writes of handovers under way: each resolves to the partitions it wrote (aborted
+    /// with the keeper).
+    writing: tokio::task::JoinSet<Vec<u32>>,
     /// Handovers other owners asked of this worker, by partition, from the last renew.
     requested: BTreeMap<u32, String>,
     /// Partitions this worker asked for and has not been granted yet.
     asked: BTreeSet<u32>,
     asked_at: Option<Instant>,
-    /// Whether the heartbeat is live (the first acquire succeeded and no renew said NotHeld).
+    /// Whether the heartbeat is live (a join succeeded and no renew said NotHeld since).
     joined: bool,
     /// The next round is the first since joining (see `cold_start`).
     first_round: bool,
+    /// When the last release request answered: a renew sent before may still list what it
+    /// released, which is no stray.
+    released_at: Option<Instant>,
+    /// Lease requests of the keeper (not the renewer's) that failed in a row: the rounds
+    /// that follow something moving back off by it.
+    failures: u32,
+    /// How long the last round took.
+    last_round: std::time::Duration,
     /// Set once a shutdown began: who waits for it.
     shutdown: Option<Vec<oneshot::Sender<Result<(), WorkerError>>>>,
     /// The store refused the subscription for good (retired).
@@ -63,6 +91,7 @@ impl Keeper {
         events: mpsc::UnboundedReceiver<Event>,
     ) -> (Self, Assignments) {
         let (sender, receiver) = mpsc::unbounded_channel();
+        let (renewals_out, renewals) = mpsc::unbounded_channel();
         let rotation = shared.worker_id.bytes().fold(0usize, |hash, byte| {
             hash.wrapping_mul(31).wrapping_add(byte.into())
         });
@@ -70,12 +99,19 @@ impl Keeper {
             shared,
             events,
             assignments: sender,
+            renewals,
+            renewals_out: Some(renewals_out),
+            rejoin: Arc::new(tokio::sync::Notify::new()),
             held: BTreeMap::new(),
+            writing: tokio::task::JoinSet::new(),
             requested: BTreeMap::new(),
             asked: BTreeSet::new(),
             asked_at: None,
             joined: false,
             first_round: false,
+            released_at: None,
+            failures: 0,
+            last_round: std::time::Duration::ZERO,
             shutdown: None,
             refused: None,
             unowned_since: BTreeMap::new(),
@@ -85,36 +121,75 @@ impl Keeper {
         (keeper, Assignments { receiver })
     }
 
-    /// Runs until the worker has shut down (or the store refused the subscription).
+    /// Runs until the worker has shut down (or the store refused the subscription): the
+    /// renewer beside the keeper's turns, then the leave once both stopped.
     pub(crate) async fn run(mut self) {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let renewals = self.renewals_out.take();
+        let (shared, rejoin) = (Arc::clone(&self.shared), Arc::clone(&self.rejoin));
+        let renewer = async move {
+            if let Some(out) = renewals {
+                Renewer::new(shared, out, rejoin).run(stopped).await;
+            }
+        };
+        let turns = async {
+            self.turns().await;
+            drop(stop);
+        };
+        // The renewer must not outlive the turns: a renew racing the leave would be refused
+        // (and counted) for nothing.
+        tokio::join!(renewer, turns);
+        self.leave().await;
+    }
+
+    /// Handles what comes (renewals, the application's events, finished final writes, the
+    /// deadline) and runs a round every renew interval, until the worker is done.
+    async fn turns(&mut self) {
         let mut next_round = Instant::now();
         loop {
             let deadline = self.watched_deadline();
-            let drain = self.held.values().filter_map(|held| held.leaving).min();
+            let drain = self
+                .held
+                .values()
+                .filter(|held| !held.writing)
+                .filter_map(|held| held.leaving)
+                .min();
             tokio::select! {
                 biased;
                 () = sleep_until_some(deadline) => {
-                    self.lose_all("its local deadline passed before a renew succeeded");
+                    // The renewer may have moved the deadline while this slept.
+                    if self.watched_deadline().is_some_and(|deadline| Instant::now() >= deadline) {
+                        self.lose_all("its local deadline passed before a renew succeeded");
+                    }
+                }
+                Some(renewal) = self.renewals.recv() => {
+                    let mut round_now = self.on_renewal(renewal).await;
+                    while let Ok(renewal) = self.renewals.try_recv() {
+                        round_now |= self.on_renewal(renewal).await;
+                    }
+                    if round_now {
+                        next_round = Instant::now();
+                    }
                 }
                 Some(event) = self.events.recv() => {
                     // Every event already waiting in the same turn, so that the handovers they
                     // finish share one final write pass and one release request, and thousands
-                    // of assignments dropped at once cost one turn, not one each, before the
-                    // next round. (Events before the round: with a store slower than the renew
-                    // interval the rounds are back to back, and would starve the drops.)
+                    // of assignments dropped at once cost one turn, not one each.
                     self.on_event(event);
                     while let Ok(event) = self.events.try_recv() {
                         self.on_event(event);
                     }
                 }
+                Some(Ok(written)) = self.writing.join_next() => self.written(&written).await,
                 () = sleep_until_some(drain) => {}
-                () = tokio::time::sleep_until(next_round) => {
+                () = tokio::time::sleep_until(next_round), if self.joined => {
                     let started = Instant::now();
                     let soon = self.round().await;
+                    self.last_round = started.elapsed();
                     // The cadence counts from the start of a round, so a slow round does not
                     // push every later one back.
                     next_round = if soon {
-                        Instant::now() + self.settle()
+                        Instant::now() + self.pause_while_moving()
                     } else {
                         (started + self.shared.settings.renew_interval).max(Instant::now())
                     };
@@ -126,7 +201,6 @@ impl Keeper {
                 break;
             }
         }
-        self.leave().await;
     }
 
     /// The local deadline, when it protects anything (and the model's mutation does not ignore
@@ -136,6 +210,42 @@ impl Keeper {
             return None;
         }
         self.shared.deadline.get()
+    }
+
+    /// Takes in what a renew (or join) came back with. Returns whether a round should run
+    /// now (the worker just joined).
+    async fn on_renewal(&mut self, renewal: Renewal) -> bool {
+        match renewal {
+            Renewal::Held {
+                sent_at,
+                joined,
+                leases,
+            } => {
+                let round_now = joined && !self.joined;
+                if round_now {
+                    self.first_round = true;
+                }
+                self.joined = true;
+                self.reconcile(leases, sent_at).await;
+                round_now
+            }
+            Renewal::Failed { error, .. } => {
+                match error {
+                    Error::NotHeld { .. } => {
+                        self.joined = false;
+                        self.lose_all("the store says its heartbeat expired");
+                        self.rejoin.notify_one();
+                    }
+                    Error::Retired { .. } => {
+                        self.lose_all("the subscription is retired");
+                        self.refused = Some(error);
+                    }
+                    // Counted and logged by the renewer, which tries again.
+                    _ => {}
+                }
+                false
+            }
+        }
     }
 
     fn on_event(&mut self, event: Event) {
@@ -160,15 +270,6 @@ impl Keeper {
 
     fn done_shutting_down(&self) -> bool {
         self.shutdown.is_some() && self.held.is_empty()
-    }
-
-    /// The short wait before the next round while something is moving (a claim refused or
-    /// granted, a handover asked for): a tenth of the renew interval, at most 50 ms, spread
-    /// by the worker's rotation.
-    fn settle(&self) -> std::time::Duration {
-        let base =
-            (self.shared.settings.renew_interval / 10).min(std::time::Duration::from_millis(50));
-        base + base * u32::try_from(self.rotation % 5).unwrap_or(0) / 10
     }
 
     fn mutated(&self, mutation: Mutation) -> bool {
@@ -198,8 +299,7 @@ impl Keeper {
     /// How long a request may take: until the local deadline while leases are held, the lease
     /// duration otherwise.
     fn bound(&self) -> Instant {
-        self.watched_deadline()
-            .unwrap_or_else(|| Instant::now() + self.shared.settings.lease_duration)
+        renewer::request_bound(&self.shared)
     }
 
     /// Ends the heartbeat, shuts the worker's own committer down, and answers whoever waits.

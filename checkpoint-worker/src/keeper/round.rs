@@ -1,25 +1,20 @@
-//! One round of the keeper: renew (or join), read the table, balance.
+//! One round of the keeper: read the table, balance (the renews are the renewer's).
 
 use std::collections::BTreeMap;
 
-use checkpoint_core::lease::safe_duration;
 use checkpoint_core::{Error, HeldLease, LeaseTable, Operation};
 use tokio::time::Instant;
 
-use super::Keeper;
+use super::{Keeper, renewer};
 use crate::balance::{self, Me};
 use crate::settings::Mutation;
 use crate::shared::Counters;
 
 impl Keeper {
-    /// Renews, then (unless shutting down) reads the table and balances. Returns whether the
-    /// next round should come soon (something is moving).
+    /// Unless shutting down, reads the table and balances. Returns whether the next round
+    /// should come soon (something is moving).
     pub(super) async fn round(&mut self) -> bool {
         Counters::add(&self.shared.counters.rounds, 1);
-        let Some(leases) = self.renew().await else {
-            return true;
-        };
-        self.reconcile(leases).await;
         if self.shutdown.is_some() || self.refused.is_some() {
             return false;
         }
@@ -43,6 +38,7 @@ impl Keeper {
         }
         let mut claimed = !plan.claim.is_empty() && self.claim(&plan.claim).await;
         if claimed
+            && self.failures == 0
             && free_beyond(
                 &table,
                 &self.shared.worker_id,
@@ -90,59 +86,13 @@ impl Keeper {
         !plan.claim.is_empty() && self.claim(&plan.claim).await
     }
 
-    /// Renews every lease (or joins with an empty acquire). `None` when it failed; the
-    /// failure is handled here.
-    async fn renew(&mut self) -> Option<Vec<HeldLease>> {
-        let shared = std::sync::Arc::clone(&self.shared);
-        let (group, subscription, me) = (&shared.group, &shared.subscription, &shared.worker_id);
-        let duration = shared.settings.lease_duration;
-        let sent_at = Instant::now();
-        let result = if self.joined {
-            let renew = shared.store.renew(group, subscription, me, duration);
-            self.call(Operation::Renew, renew).await
-        } else {
-            let join = shared.store.acquire(group, subscription, me, &[], duration);
-            self.call(Operation::Acquire, join)
-                .await
-                .map(|acquired| acquired.granted)
-        };
-        match result {
-            Ok(leases) => {
-                if !self.joined {
-                    tracing::info!(worker = %me, %group, %subscription, "worker joined");
-                    self.first_round = true;
-                }
-                self.joined = true;
-                self.extend(sent_at);
-                Some(leases)
-            }
-            Err(error) => {
-                self.failed(error, "renew");
-                None
-            }
-        }
-    }
-
-    /// Moves the local deadline after a successful acquire or renew sent at `sent_at`.
-    pub(super) fn extend(&self, sent_at: Instant) {
-        let duration = self.shared.settings.lease_duration;
-        let deadline = if self.mutated(Mutation::TrustsTheServerDuration) {
-            Instant::now() + duration
-        } else {
-            sent_at + safe_duration(duration)
-        };
-        self.shared.deadline.set(deadline);
-    }
-
-    /// Handles a failed lease request: `NotHeld` loses everything (the heartbeat expired),
-    /// `Retired` stops the worker, anything else is counted and retried next round.
+    /// Handles a failed lease request of the keeper: `Retired` stops the worker, anything else
+    /// is counted, backed off from and retried in a later round. (A heartbeat that expired is
+    /// the renewer's to find: only a renew says `NotHeld`.)
     pub(super) fn failed(&mut self, error: Error, what: &str) {
         Counters::add(&self.shared.counters.renew_failures, 1);
+        self.failures = self.failures.saturating_add(1);
         match error {
-            Error::NotHeld { .. } => {
-                self.joined = false;
-                self.lose_all("the store says its heartbeat expired");
-            }
             Error::Retired { .. } => {
                 self.lose_all("the subscription is retired");
                 self.refused = Some(error);
@@ -153,32 +103,22 @@ impl Keeper {
         }
     }
 
-    /// Brings what the keeper holds in line with what the store says it holds: partitions
-    /// missing from the store's answer are lost, partitions the store has that the keeper let go
-    /// (a release that failed) are released again, and handover requests are noted.
-    pub(super) async fn reconcile(&mut self, leases: Vec<HeldLease>) {
-        let by_partition: BTreeMap<u32, &HeldLease> = leases
-            .iter()
-            .map(|lease| (lease.partition, lease))
-            .collect();
-        let gone: Vec<u32> = self
-            .held
-            .iter()
-            .filter(|(partition, held)| {
-                by_partition
-                    .get(partition)
-                    .is_none_or(|lease| lease.epoch != held.epoch)
-            })
-            .map(|(partition, _)| *partition)
-            .collect();
-        for partition in gone {
-            self.lose(partition, "the store no longer lists it as held");
-        }
-        let strays: Vec<u32> = by_partition
-            .keys()
-            .filter(|partition| !self.held.contains_key(partition))
-            .copied()
-            .collect();
+    /// Brings what the keeper holds in line with what a renew sent at `sent_at` says it holds:
+    /// partitions held before it was sent and missing from its answer are lost, partitions the
+    /// store has that the keeper let go (a release that failed) are released again, and
+    /// handover requests are noted.
+    pub(super) async fn reconcile(&mut self, leases: Vec<HeldLease>, sent_at: Instant) {
+        self.lose_missing(&leases, sent_at);
+        // A release that answered after the renew was sent may be what the renew still lists.
+        let strays: Vec<u32> = if self.released_at.is_some_and(|at| at >= sent_at) {
+            Vec::new()
+        } else {
+            leases
+                .iter()
+                .map(|lease| lease.partition)
+                .filter(|partition| !self.held.contains_key(partition))
+                .collect()
+        };
         self.release_leases(&strays).await;
         self.requested = leases
             .into_iter()
@@ -192,11 +132,37 @@ impl Keeper {
             .collect();
     }
 
+    /// Loses the partitions granted before a request sent at `sent_at` that its answer, every
+    /// lease the owner holds, does not list under the same epoch.
+    fn lose_missing(&mut self, leases: &[HeldLease], sent_at: Instant) {
+        let by_partition: BTreeMap<u32, &HeldLease> = leases
+            .iter()
+            .map(|lease| (lease.partition, lease))
+            .collect();
+        let gone: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(partition, held)| {
+                held.granted_at <= sent_at
+                    && by_partition
+                        .get(partition)
+                        .is_none_or(|lease| lease.epoch != held.epoch)
+            })
+            .map(|(partition, _)| *partition)
+            .collect();
+        for partition in gone {
+            self.lose(partition, "the store no longer lists it as held");
+        }
+    }
+
     async fn read_table(&mut self) -> Option<LeaseTable> {
         let shared = std::sync::Arc::clone(&self.shared);
         let read = shared.store.leases(&shared.group, &shared.subscription);
         match self.call(Operation::Leases, read).await {
-            Ok(table) => Some(table),
+            Ok(table) => {
+                self.failures = 0;
+                Some(table)
+            }
             Err(error) => {
                 self.failed(error, "table read");
                 None
@@ -288,14 +254,18 @@ impl Keeper {
         );
         match self.call(Operation::Acquire, acquire).await {
             Ok(acquired) => {
-                self.extend(sent_at);
+                // What the answer no longer lists is lost before the deadline moves: an acquire
+                // after the heartbeat expired starts a new one, without the old leases.
+                self.lose_missing(&acquired.granted, sent_at);
+                renewer::extend(&self.shared, sent_at);
                 let fresh: Vec<HeldLease> = acquired
                     .granted
                     .into_iter()
                     .filter(|lease| !self.held.contains_key(&lease.partition))
                     .collect();
                 let moved = !fresh.is_empty() || !acquired.refused.is_empty();
-                self.start_assignments(fresh).await;
+                self.failures = 0;
+                self.start_assignments(fresh, Instant::now()).await;
                 moved
             }
             Err(error) => {
@@ -317,6 +287,7 @@ impl Keeper {
         );
         match self.call(Operation::RequestHandover, request).await {
             Ok(()) => {
+                self.failures = 0;
                 tracing::debug!(worker = %shared.worker_id, ?partitions, "asked for a handover");
                 self.asked.extend(partitions);
                 if fresh {

@@ -1,0 +1,137 @@
+//! A graceful handover, in order: the stop signal, the drain (the application drops its
+//! assignment, or the drain deadline passes), the committer's final write, the release.
+//!
+//! The final write runs in the background: a store that writes slowly delays the handover
+//! waiting for it, never the renew of the other partitions (the renewer goes on beside it) nor
+//! the keeper's other turns. The lease stays held and renewed until the write is done, so the
+//! next owner resumes exactly where this one stopped.
+
+use std::sync::Arc;
+
+use checkpoint_committer::CommitterError;
+use tokio::time::Instant;
+
+use super::Keeper;
+use crate::Stop;
+use crate::settings::Mutation;
+use crate::shared::{Counters, Shared};
+
+impl Keeper {
+    /// Signals a graceful handover of `partition`: the application stops dispatching and drops
+    /// the assignment when its handlers are done (or the drain deadline passes).
+    pub(super) fn hand_over(&mut self, partition: u32, why: &str) {
+        let drain = self.shared.settings.drain_timeout;
+        let Some(held) = self.held.get_mut(&partition) else {
+            return;
+        };
+        if held.leaving.is_some() {
+            return;
+        }
+        let drain_deadline = Instant::now() + drain;
+        held.leaving = Some(drain_deadline);
+        held.stop
+            .send_replace(Some(Stop::Handover { drain_deadline }));
+        let span = tracing::info_span!("partition_handover", worker = %self.shared.worker_id, subscription = %self.shared.subscription, partition, epoch = held.epoch);
+        span.in_scope(|| tracing::info!(reason = why, "handing the partition over"));
+    }
+
+    /// Starts the final writes of the handovers whose assignment was dropped or whose drain
+    /// deadline passed, all of them in one background write; [`written`](Self::written)
+    /// releases them when it is done.
+    pub(super) async fn finish_handovers(&mut self) {
+        let now = Instant::now();
+        let mut ready = Vec::new();
+        for (&partition, held) in &mut self.held {
+            let drained = held.dropped || held.leaving.is_some_and(|deadline| now >= deadline);
+            if held.writing || held.leaving.is_none() || !drained {
+                continue;
+            }
+            held.writing = true;
+            if !held.dropped {
+                Counters::add(&self.shared.counters.drain_timeouts, 1);
+                tracing::warn!(worker = %self.shared.worker_id, partition, "drain deadline passed; handing over with entries in flight (they are redone)");
+            }
+            ready.push(partition);
+        }
+        if ready.is_empty() {
+            return;
+        }
+        if self.mutated(Mutation::ReleasesBeforeTheFinalWrite) {
+            for partition in &ready {
+                self.held.remove(partition);
+            }
+            let released = self.release_leases(&ready).await;
+            Counters::add(&self.shared.counters.handovers_out, released);
+            tokio::spawn(final_writes(Arc::clone(&self.shared), ready));
+            return;
+        }
+        self.writing
+            .spawn(final_writes(Arc::clone(&self.shared), ready));
+    }
+
+    /// The final writes of `partitions` are done: releases those still held (a partition lost
+    /// meanwhile, at the local deadline, is not this worker's to release).
+    pub(super) async fn written(&mut self, partitions: &[u32]) {
+        let still_held: Vec<u32> = partitions
+            .iter()
+            .copied()
+            .filter(|partition| self.held.remove(partition).is_some())
+            .collect();
+        let released = self.release_leases(&still_held).await;
+        Counters::add(&self.shared.counters.handovers_out, released);
+    }
+}
+
+/// The committer's last write of each of `partitions`, which it then forgets; returns them.
+/// Several partitions share one flush. A write that fails is tried once more straight through
+/// the store; if that fails too, the next owner redoes from the stored position (counted in
+/// `final_write_failures`).
+///
+/// Bounded by the drain timeout: a store that takes longer than the drain allows does not hold
+/// the partition for ever. The handover then goes ahead, the write carries on in the background
+/// (a store only moves a checkpoint forward, so landing late is harmless) and the next owner
+/// may resume before it lands, redoing what it carries (counted in `final_write_failures`).
+async fn final_writes(shared: Arc<Shared>, partitions: Vec<u32>) -> Vec<u32> {
+    let budget = shared.settings.drain_timeout;
+    let writing = tokio::spawn(write_each(Arc::clone(&shared), partitions.clone()));
+    if tokio::time::timeout(budget, writing).await.is_err() {
+        Counters::add(
+            &shared.counters.final_write_failures,
+            partitions.len() as u64,
+        );
+        tracing::warn!(worker = %shared.worker_id, ?partitions, ?budget, "the final checkpoint writes did not finish within the drain timeout; handing over anyway (the next owner may redo entries)");
+    }
+    partitions
+}
+
+/// The final writes themselves (see [`final_writes`]), each partition's counted when it fails.
+async fn write_each(shared: Arc<Shared>, partitions: Vec<u32>) {
+    if partitions.len() > 1 {
+        // One `save_all` for all of them (and whatever else moved) instead of one write per
+        // partition; each release below then writes only what moved since. A failure here
+        // loses nothing: the releases write what is still unwritten.
+        let _ = shared.committer.flush().await;
+    }
+    for partition in partitions {
+        // The committer lets go of the partition before its first await.
+        match shared
+            .committer
+            .release(&shared.subscription, partition)
+            .await
+        {
+            Ok(()) | Err(CommitterError::NotHeld { .. }) => {}
+            Err(CommitterError::Flush { unwritten, .. }) => {
+                Counters::add(&shared.counters.store_requests, 1);
+                let retry = shared.store.save_all(&shared.group, &unwritten).await;
+                if let Err(error) = retry {
+                    Counters::add(&shared.counters.final_write_failures, 1);
+                    tracing::warn!(worker = %shared.worker_id, partition, %error, "the final checkpoint write failed; the next owner redoes from the stored one");
+                }
+            }
+            Err(error) => {
+                Counters::add(&shared.counters.final_write_failures, 1);
+                tracing::warn!(worker = %shared.worker_id, partition, %error, "the final checkpoint write failed");
+            }
+        }
+    }
+}
