@@ -54,7 +54,10 @@
 //! A **lease keeper** task renews all of the worker's leases in one request every
 //! [renew interval](WorkerBuilder::renew_interval), reads the subscription's lease table
 //! (live leases and live workers, `LeaseStore::leases`), and balances. At rest that is **two
-//! store requests per renew interval, whatever the number of partitions**.
+//! store requests per renew interval, whatever the number of partitions**. The renew has a
+//! cadence of its own: it goes out every interval whatever else the keeper is waiting for (a
+//! slow final write, release, claim or table read), and while one renew has not answered
+//! within an interval a second goes out beside it (never more than two at once).
 //!
 //! - **Local deadline.** The worker treats its leases as held until
 //!   [`holder_deadline`](checkpoint_core::lease::holder_deadline) of the last acquire or renew
@@ -79,7 +82,19 @@
 //!   write of the partition, then the release of the lease. The next owner reads the stored
 //!   checkpoint, which is exactly where this one stopped: **no entry is redone** on a drained
 //!   handover. [`Worker::shutdown`] hands every partition over this way, then ends the
-//!   worker's heartbeat so the others count it gone at once.
+//!   worker's heartbeat so the others count it gone at once. The final write runs in the
+//!   background and the lease stays held and renewed until it is stored, so a slow store
+//!   delays that handover and nothing else. It is given the drain timeout: a write still
+//!   running then (a store slower than the drain allows) does not hold the partition for ever.
+//!   The lease is released, the write lands when it lands (harmless: a store only moves a
+//!   checkpoint forward), the next owner may resume before it and redo what it carried, and
+//!   the handover counts in `final_write_failures`.
+//! - **Under load.** The keeper's other requests back off when they fail or run slow: while
+//!   something is moving, the next round comes a tenth of the renew interval later (at most
+//!   50 ms), doubled for each keeper request that failed in a row and never sooner than the
+//!   last round took, always within one renew interval. A loaded store gets fewer claims, asks
+//!   and table reads, never more, and a partition is lost only when the renew cannot get
+//!   through before the local deadline.
 //! - **Failure.** A crashed worker's heartbeat expires with its leases; the others see them
 //!   free at their next round and take them: every partition is owned again within the lease
 //!   duration plus one renew interval. (On DynamoDB, which has no clock, up to one more renew

@@ -36,8 +36,8 @@ pub struct WorkerStats {
     pub losses: u64,
     /// Lease requests (renew, acquire, table reads, handover requests, releases) that failed.
     pub renew_failures: u64,
-    /// Handovers whose final checkpoint write failed (the partition was released all the same;
-    /// the next owner redoes from the stored position).
+    /// Handovers whose final checkpoint write failed or outlasted the drain timeout (the
+    /// partition was released all the same; the next owner may redo from the stored position).
     pub final_write_failures: u64,
     /// Lease-store requests made so far: at rest, two per renew interval.
     pub store_requests: u64,

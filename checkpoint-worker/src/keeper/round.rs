@@ -132,7 +132,8 @@ impl Keeper {
             .collect();
     }
 
-    /// Loses the partitions granted before a request sent at `sent_at` that its answer, every
+    /// Loses the partitions granted before a request sent at `sent_at` (their grant's answer
+    /// arrived before it was sent, so it was executed after the grant) that its answer, every
     /// lease the owner holds, does not list under the same epoch.
     fn lose_missing(&mut self, leases: &[HeldLease], sent_at: Instant) {
         let by_partition: BTreeMap<u32, &HeldLease> = leases
@@ -143,7 +144,9 @@ impl Keeper {
             .held
             .iter()
             .filter(|(partition, held)| {
-                held.granted_at <= sent_at
+                // Strictly before: a request sent in the same instant as the grant's answer
+                // arrived (a paused clock, a coarse one) may have been executed before it.
+                held.granted_at < sent_at
                     && by_partition
                         .get(partition)
                         .is_none_or(|lease| lease.epoch != held.epoch)

@@ -1,5 +1,6 @@
 //! The worker against a model: random histories of up to 8 workers over up to 64 partitions
-//! (joins, graceful leaves, crashes, pauses past the deadline, failing and slow stores), on
+//! (joins, graceful leaves, crashes, pauses past the deadline, failing and slow stores, stores
+//! lagging beyond the renew interval, slow and hanging checkpoint writes), on
 //! tokio's paused clock over the in-memory store, with the invariants of [`checker`] checked at
 //! every tick of virtual time; and, in [`teeth`], each planted defect caught by the invariant
 //! it breaks.

@@ -2,7 +2,7 @@
 //! upward, checking `is_held()` before each (a zombie keeps checking and stops dispatching),
 //! completes each after a short virtual delay, and on `Stop::Handover` stops dispatching, lets
 //! its in-flight entries complete, records the gap-free position it stopped at and drops the
-//! assignment; on `Stop::Lost` it stops at once.
+//! assignment; on `Stop::Lost` it stops at once, and records the loss.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -11,7 +11,7 @@ use checkpoint_worker::{Assignment, Assignments, Stop};
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
-use super::record::{Acquired, Final, Record};
+use super::record::{Acquired, Final, Loss, Record};
 use super::store::Faults;
 
 /// A dispatch every this often per partition.
@@ -147,6 +147,13 @@ impl App {
                 dropped_at: Instant::now(),
                 drain_deadline,
                 injected: self.faults.injected(),
+                write_ms: self.faults.write_ms(),
+            });
+        } else {
+            self.record.lock().losses.push(Loss {
+                worker: self.worker,
+                partition: assignment.partition(),
+                at: Instant::now(),
             });
         }
         drop(assignment);

@@ -13,7 +13,13 @@
 //! 5. the taker of a drained handover (the leaver dropped its assignment before the drain
 //!    deadline and released the lease itself, with no injected store error in between)
 //!    resumes exactly at the position the leaver recorded (or above it, only when a late
-//!    write of an earlier owner moved the checkpoint past it).
+//!    write of an earlier owner moved the checkpoint past it), unless a checkpoint write of the
+//!    leaver took half the drain timeout or more, there and back (then the final write may
+//!    outlast its budget, and the handover goes ahead without it, as the worker documents);
+//! 6. no worker loses a partition whose lease it could renew: a `Stop::Lost` reaches only a
+//!    worker whose store hung or failed (a pause or a failure) within a lease duration and a
+//!    renew interval before it. Slow stores, lagging ones (beyond the renew interval), slow and
+//!    hanging checkpoint writes and handovers in progress never cost a lease.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -32,6 +38,11 @@ use super::world::{DRAIN_TIMEOUT, LEASE_DURATION, RENEW_INTERVAL};
 /// renew, table, acquire and load): 250 ms covers both. (The longest takeover the model saw is
 /// in its summary line, `longest_takeover`.)
 pub const ALLOWANCE: Duration = Duration::from_millis(250);
+
+/// Checkpoint writes this slow (or slower) may make a final write outlast the drain timeout,
+/// its budget: a write waits behind a periodic one at most, so half the drain timeout is the
+/// slowest that always fits.
+const HANGING_WRITE_MS: u64 = DRAIN_TIMEOUT.as_millis() as u64 / 2;
 
 /// How long after the last event of the history (and with no fault active) membership
 /// counts as stable: the lease duration (a crashed worker's heartbeat expires within it),
@@ -53,8 +64,12 @@ pub enum Kind {
     Fault {
         until: Instant,
     },
-    /// Its store's latency changed.
+    /// Its store's latency changed (or its checkpoint writes').
     Slow,
+    /// Its store lags until then.
+    Lag {
+        until: Instant,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +105,12 @@ pub enum Violation {
         joined: usize,
         moved: usize,
         bound: usize,
+    },
+    /// Invariant 6.
+    LostWhileRenewable {
+        worker: usize,
+        partition: u32,
+        after: Duration,
     },
     /// Invariant 5.
     HandoverNotExact {
@@ -135,6 +156,14 @@ impl fmt::Display for Violation {
             } => write!(
                 f,
                 "(4) worker {joined} joined and {moved} partitions changed owner, more than {bound}"
+            ),
+            Self::LostWhileRenewable {
+                worker,
+                partition,
+                after,
+            } => write!(
+                f,
+                "(6) at {after:?}, worker {worker} lost partition {partition}, with no pause or failure of its store to explain it"
             ),
             Self::HandoverNotExact {
                 partition,
@@ -184,6 +213,8 @@ pub struct Exercised {
     pub crashes: u64,
     pub joins: u64,
     pub handovers: u64,
+    /// Losses checked against invariant 6 (each explained by a fault, or a violation).
+    pub losses: u64,
     /// From a crash to the last of its partitions owned again, the longest seen.
     pub longest_takeover: Duration,
 }
@@ -195,6 +226,7 @@ impl std::ops::AddAssign for Exercised {
         self.crashes += other.crashes;
         self.joins += other.joins;
         self.handovers += other.handovers;
+        self.losses += other.losses;
         self.longest_takeover = self.longest_takeover.max(other.longest_takeover);
     }
 }
@@ -210,6 +242,8 @@ pub struct Checker {
     pending_join: Option<PendingJoin>,
     /// Assignments already checked for invariant 5.
     handovers_seen: usize,
+    /// Losses already checked for invariant 6.
+    losses_seen: usize,
     pub violations: Vec<Violation>,
     pub exercised: Exercised,
 }
@@ -227,6 +261,7 @@ impl Checker {
             last_stable: None,
             pending_join: None,
             handovers_seen: 0,
+            losses_seen: 0,
             violations: Vec::new(),
             exercised: Exercised::default(),
         }
@@ -268,6 +303,7 @@ impl Checker {
         self.one_holder(view);
         self.crashes(view);
         self.handovers(view.events);
+        self.losses(view.events);
         if self.stable() {
             self.exercised.stable_ticks += 1;
             self.balance(view);
@@ -349,8 +385,32 @@ impl Checker {
             .all(|event| match event.kind {
                 Kind::Join | Kind::Slow => true,
                 Kind::Leave | Kind::Crash => event.at < watch.at || event.at > end,
-                Kind::Fault { until } => until <= watch.at || event.at > end,
+                Kind::Fault { until } | Kind::Lag { until } => until <= watch.at || event.at > end,
             })
+    }
+
+    /// Invariant 6, for the losses since the last tick.
+    fn losses(&mut self, events: &super::record::Events) {
+        for loss in &events.losses[self.losses_seen..] {
+            self.exercised.losses += 1;
+            let explained = self.timeline.iter().any(|event| {
+                event.worker == loss.worker
+                    && event.at <= loss.at
+                    && matches!(event.kind, Kind::Fault { until }
+                        if until + LEASE_DURATION + RENEW_INTERVAL >= loss.at)
+            });
+            if !explained {
+                let violation = Violation::LostWhileRenewable {
+                    worker: loss.worker,
+                    partition: loss.partition,
+                    after: loss.at - self.started,
+                };
+                if self.violations.len() < MAX_VIOLATIONS && !self.violations.contains(&violation) {
+                    self.violations.push(violation);
+                }
+            }
+        }
+        self.losses_seen = events.losses.len();
     }
 
     /// Invariant 5, for the assignments handed out since the last tick.
@@ -372,7 +432,7 @@ impl Checker {
             .timeline
             .iter()
             .map(|event| match event.kind {
-                Kind::Fault { until } => until.max(event.at),
+                Kind::Fault { until } | Kind::Lag { until } => until.max(event.at),
                 _ => event.at,
             })
             .max();
@@ -456,7 +516,7 @@ fn drained_before(events: &Events, index: usize) -> Option<(usize, u64)> {
             && last.partition == taker.partition
             && last.epoch == previous.epoch
     })?;
-    if last.dropped_at >= last.drain_deadline {
+    if last.dropped_at >= last.drain_deadline || last.write_ms >= HANGING_WRITE_MS {
         return None;
     }
     let release = events.releases.iter().find(|release| {
@@ -465,7 +525,8 @@ fn drained_before(events: &Events, index: usize) -> Option<(usize, u64)> {
             && release.at >= last.dropped_at
             && release.at <= taker.at
     })?;
-    (release.injected == last.injected).then_some((previous.worker, last.position))
+    (release.injected == last.injected && release.write_ms < HANGING_WRITE_MS)
+        .then_some((previous.worker, last.position))
 }
 
 /// Invariant 5 for assignment `index`.

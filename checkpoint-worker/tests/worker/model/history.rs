@@ -1,5 +1,5 @@
-//! Random histories of joins, graceful leaves, crashes, pauses past the deadline, failing and
-//! slow stores, and how a history is played.
+//! Random histories of joins, graceful leaves, crashes, pauses past the deadline, failing,
+//! slow and lagging stores, slow and hanging checkpoint writes, and how a history is played.
 
 use std::time::Duration;
 
@@ -28,6 +28,16 @@ pub enum Event {
     },
     /// Its store takes so many ms per request, and again per reply.
     Slow(usize, u64),
+    /// Its store lags: every request and reply takes so many ms more (up to twice the renew
+    /// interval each way), for `for_ms`.
+    Lag {
+        worker: usize,
+        ms: u64,
+        for_ms: u64,
+    },
+    /// Its checkpoint writes take so many ms: beyond the renew interval but within half the
+    /// drain timeout, or hanging well past the drain timeout.
+    SlowWrites(usize, u64),
 }
 
 /// An event, then a wait before the next.
@@ -66,6 +76,10 @@ fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(worker, ms, timeout)| Event::Fail { worker, ms, timeout }),
         2 => ((0usize..8), prop_oneof![Just(0u64), 1u64..=15])
             .prop_map(|(worker, ms)| Event::Slow(worker, ms)),
+        2 => ((0usize..8), 20u64..=200, 300u64..=2_000)
+            .prop_map(|(worker, ms, for_ms)| Event::Lag { worker, ms, for_ms }),
+        2 => ((0usize..8), prop_oneof![Just(0u64), 20u64..=120, 400u64..=1_500])
+            .prop_map(|(worker, ms)| Event::SlowWrites(worker, ms)),
     ]
 }
 
@@ -139,6 +153,20 @@ pub fn apply(world: &mut World, event: Event) {
         Event::Slow(pick, latency) => {
             if let Some(worker) = world.pick(pick) {
                 world.slow(worker, ms(latency));
+            }
+        }
+        Event::Lag {
+            worker,
+            ms: lag,
+            for_ms,
+        } => {
+            if let Some(worker) = world.pick(worker) {
+                world.lag(worker, ms(lag), ms(for_ms));
+            }
+        }
+        Event::SlowWrites(pick, latency) => {
+            if let Some(worker) = world.pick(pick) {
+                world.slow_writes(worker, ms(latency));
             }
         }
     }

@@ -27,6 +27,9 @@ pub struct Final {
     pub drain_deadline: Instant,
     /// Errors the worker's store had injected when the assignment was dropped.
     pub injected: u64,
+    /// How long a checkpoint write of the worker took, there and back, when the assignment was
+    /// dropped.
+    pub write_ms: u64,
 }
 
 /// A lease release the store executed (only the partitions it released).
@@ -37,6 +40,16 @@ pub struct Release {
     pub at: Instant,
     /// Errors the worker's store had injected by then.
     pub injected: u64,
+    /// How long a checkpoint write of the worker took then, there and back.
+    pub write_ms: u64,
+}
+
+/// A `Stop::Lost` the application received.
+#[derive(Debug, Clone)]
+pub struct Loss {
+    pub worker: usize,
+    pub partition: u32,
+    pub at: Instant,
 }
 
 /// A checkpoint save the store executed (by any worker: a save above a drained position is
@@ -55,6 +68,7 @@ pub struct Events {
     pub finals: Vec<Final>,
     pub releases: Vec<Release>,
     pub saves: Vec<Save>,
+    pub losses: Vec<Loss>,
 }
 
 /// The shared record of a run.

@@ -1,7 +1,8 @@
 //! A worker's view of the shared in-memory store, with the faults a history injects: requests
 //! that hang until woken (a paused worker, a zombie), that fail for a while (`Backend` or
-//! `Timeout` errors), or that are slow (virtual latency each way, so that a reply can arrive
-//! well after the store executed the request).
+//! `Timeout` errors), that are slow (virtual latency each way, so that a reply can arrive
+//! well after the store executed the request), that lag for a while (more latency, beyond the
+//! renew interval), and checkpoint writes that are slow or hang (beyond the drain timeout).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,6 +23,10 @@ use super::record::{Record, Release, Save};
 pub struct Faults {
     /// Virtual latency of a request, and again of its reply.
     latency_ms: AtomicU64,
+    /// More latency each way, while the worker's store lags.
+    lag_ms: AtomicU64,
+    /// Virtual time a checkpoint write (`save`, `save_all`) takes on top.
+    write_latency_ms: AtomicU64,
     /// Until when requests fail, and whether as `Timeout` (else `Backend`).
     failing: Mutex<Option<(Instant, bool)>>,
     /// How many errors were injected so far.
@@ -34,6 +39,8 @@ impl Default for Faults {
     fn default() -> Self {
         Self {
             latency_ms: AtomicU64::new(0),
+            lag_ms: AtomicU64::new(0),
+            write_latency_ms: AtomicU64::new(0),
             failing: Mutex::new(None),
             injected: AtomicU64::new(0),
             paused: watch::Sender::new(false),
@@ -45,6 +52,25 @@ impl Faults {
     pub fn set_latency(&self, latency: Duration) {
         let ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
         self.latency_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Every request (and its reply) takes `lag` more, until set back to zero.
+    pub fn set_lag(&self, lag: Duration) {
+        let ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX);
+        self.lag_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Every checkpoint write takes `latency` more.
+    pub fn set_write_latency(&self, latency: Duration) {
+        let ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
+        self.write_latency_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long a checkpoint write takes now, there and back.
+    pub fn write_ms(&self) -> u64 {
+        let each_way =
+            self.latency_ms.load(Ordering::Relaxed) + self.lag_ms.load(Ordering::Relaxed);
+        2 * each_way + self.write_latency_ms.load(Ordering::Relaxed)
     }
 
     /// Every request fails until `until`.
@@ -62,7 +88,7 @@ impl Faults {
     }
 
     async fn latency(&self) {
-        let ms = self.latency_ms.load(Ordering::Relaxed);
+        let ms = self.latency_ms.load(Ordering::Relaxed) + self.lag_ms.load(Ordering::Relaxed);
         if ms > 0 {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -120,6 +146,14 @@ impl FaultyStore {
         }
     }
 
+    /// A checkpoint write's own latency, before the store executes it.
+    async fn write(&self) {
+        let ms = self.faults.write_latency_ms.load(Ordering::Relaxed);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+
     /// After the store executed it: the reply's latency.
     async fn reply<T>(&self, result: T) -> T {
         self.faults.latency().await;
@@ -166,6 +200,7 @@ impl CheckpointStore for FaultyStore {
         position: u64,
     ) -> Result<(), Error> {
         self.send(Operation::Save).await?;
+        self.write().await;
         let result = self
             .inner
             .save(group, subscription, partition, position)
@@ -178,6 +213,7 @@ impl CheckpointStore for FaultyStore {
 
     async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
         self.send(Operation::SaveAll).await?;
+        self.write().await;
         let result = self.inner.save_all(group, checkpoints).await;
         if result.is_ok() {
             let saved: Vec<(u32, u64)> = checkpoints
@@ -241,6 +277,7 @@ impl LeaseStore for FaultyStore {
                     partition,
                     at,
                     injected,
+                    write_ms: self.faults.write_ms(),
                 });
             }
         }

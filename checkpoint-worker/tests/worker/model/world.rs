@@ -181,6 +181,24 @@ impl World {
         self.checker.happened(index, Kind::Slow);
     }
 
+    /// Every request of the worker's store (and its reply) takes `lag` more, for `window`.
+    pub fn lag(&mut self, index: usize, lag: Duration, window: Duration) {
+        let faults = Arc::clone(&self.slots[index].faults);
+        faults.set_lag(lag);
+        tokio::spawn(async move {
+            tokio::time::sleep(window).await;
+            faults.set_lag(Duration::ZERO);
+        });
+        let until = Instant::now() + window;
+        self.checker.happened(index, Kind::Lag { until });
+    }
+
+    /// Every checkpoint write of the worker's store takes `latency`.
+    pub fn slow_writes(&mut self, index: usize, latency: Duration) {
+        self.slots[index].faults.set_write_latency(latency);
+        self.checker.happened(index, Kind::Slow);
+    }
+
     /// Lets `duration` of virtual time pass, checking at every tick.
     pub async fn run_for(&mut self, duration: Duration) {
         let end = Instant::now() + duration;
