@@ -16,15 +16,18 @@ pub struct Fleet {
     store: String,
     group: String,
     completions: PathBuf,
+    /// Passed to every worker as `--write-delay-ms`.
+    write_delay: Duration,
     children: BTreeMap<String, Child>,
 }
 
 impl Fleet {
-    pub fn new(store: &str, group: &str, completions: &Path) -> Self {
+    pub fn new(store: &str, group: &str, completions: &Path, write_delay: Duration) -> Self {
         Self {
             store: store.to_owned(),
             group: group.to_owned(),
             completions: completions.to_owned(),
+            write_delay,
             children: BTreeMap::new(),
         }
     }
@@ -38,6 +41,10 @@ impl Fleet {
             .args(["--worker-id", worker_id])
             .arg("--completions")
             .arg(&self.completions)
+            .args([
+                "--write-delay-ms".to_owned(),
+                self.write_delay.as_millis().to_string(),
+            ])
             .stdin(Stdio::piped())
             // A supervisor that fails leaves no worker behind (SIGKILL works on a stopped one).
             .kill_on_drop(true)

@@ -7,6 +7,7 @@
 //! cargo run -p checkpoint-examples --bin lease_handover                 # SQLite in a temp folder
 //! cargo run -p checkpoint-examples --features redis --bin lease_handover -- --store redis://127.0.0.1:6379
 //! cargo run -p checkpoint-examples --bin lease_handover -- --summary /tmp/summary.txt   # key=value lines
+//! cargo run -p checkpoint-examples --bin lease_handover -- --write-delay-ms 700           # slow checkpoint writes
 //! ```
 //!
 //! One binary, two modes. The supervisor (the default) starts worker processes by running
@@ -32,12 +33,20 @@
 //! The verdict: every entry of the log is in the completion log at least once, no other
 //! position is; entries completed more than once are charged to the stop that ended the lease
 //! of their first completion (killed, frozen, graceful; graceful must be 0); the frozen worker
-//! completed nothing under its old leases after it was woken up; every stored checkpoint is at
-//! the end of its log. Any violation exits non-zero and says which.
+//! completed nothing under its old leases after it was woken up; no worker that was neither
+//! killed nor frozen lost a lease (each worker process logs every `Stop::Lost` it gets and its
+//! `stats()` at exit); every stored checkpoint is at the end of its log. Any violation exits
+//! non-zero and says which.
+//!
+//! `--write-delay-ms N` slows every checkpoint write of the worker processes by `N` ms (their
+//! committers' periodic writes and the final writes of their handovers; lease requests go at
+//! the store's pace): a loaded store must cost no live worker its leases and redo nothing
+//! after a graceful stop.
 
 mod completions;
 mod fleet;
 mod ownership;
+mod slow;
 mod supervisor;
 mod synthetic;
 mod verdict;
@@ -67,6 +76,14 @@ async fn main() -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
+    let write_delay = match value_of("--write-delay-ms").map(|ms| ms.parse::<u64>()) {
+        None => Duration::ZERO,
+        Some(Ok(ms)) => Duration::from_millis(ms),
+        Some(Err(error)) => {
+            eprintln!("lease_handover: --write-delay-ms takes milliseconds: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let result = if args.first().map(String::as_str) == Some("worker") {
         match (
             value_of("--store"),
@@ -81,6 +98,7 @@ async fn main() -> ExitCode {
                     group,
                     worker_id,
                     completions,
+                    write_delay,
                 })
                 .await
             }
@@ -90,6 +108,7 @@ async fn main() -> ExitCode {
         let options = supervisor::Options {
             store: value_of("--store"),
             summary: value_of("--summary").map(PathBuf::from),
+            write_delay,
         };
         supervisor::run(options).await
     };

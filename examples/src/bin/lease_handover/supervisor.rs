@@ -25,6 +25,8 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct Options {
     pub store: Option<String>,
     pub summary: Option<PathBuf>,
+    /// Passed on to every worker process (`--write-delay-ms`).
+    pub write_delay: Duration,
 }
 
 /// A run's place on disk: the SQLite store when none was given, and the completion log.
@@ -55,15 +57,27 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         synthetic::ENTRIES_PER_PARTITION
     );
     println!(
-        "leases of {LEASE:?}, renewed every {RENEW_INTERVAL:?}; completion log: {}\n",
+        "leases of {LEASE:?}, renewed every {RENEW_INTERVAL:?}; completion log: {}",
         scratch.completions.display()
     );
+    if !options.write_delay.is_zero() {
+        println!(
+            "every checkpoint write of the workers slowed by {:?}",
+            options.write_delay
+        );
+    }
+    println!();
     let store = open_store(&scratch.store).await?;
     let owners = Owners {
         store: &*store,
         group: &group,
     };
-    let mut fleet = Fleet::new(&scratch.store, &group, &scratch.completions);
+    let mut fleet = Fleet::new(
+        &scratch.store,
+        &group,
+        &scratch.completions,
+        options.write_delay,
+    );
     let started = Instant::now();
     let kept = |error: BoxError| format!("{error}\n(files kept in {})", scratch.dir.display());
     let (stops, timings) = scenario(&owners, &mut fleet).await.map_err(kept)?;
@@ -78,6 +92,10 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
     verdict.print();
     if let Some(path) = &options.summary {
         let mut summary = verdict.summary(&shown, seconds);
+        summary.push_str(&format!(
+            "write_delay_ms={}\n",
+            options.write_delay.as_millis()
+        ));
         for (key, millis) in &timings {
             summary.push_str(&format!("{key}_ms={millis}\n"));
         }
@@ -93,7 +111,7 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         .into());
     }
     println!(
-        "\nevery entry completed, none skipped; only the killed and the frozen worker's entries were redone."
+        "\nevery entry completed, none skipped; only the killed and the frozen worker's entries were redone; no other lease was lost."
     );
     let _ = std::fs::remove_dir_all(&scratch.dir);
     Ok(())
@@ -117,7 +135,10 @@ fn scratch(store: Option<&str>) -> Result<Scratch, BoxError> {
 
 /// The steps, each printed with the lease table it ends on.
 async fn scenario(owners: &Owners<'_>, fleet: &mut Fleet) -> Result<(Stops, Timings), BoxError> {
-    let mut stops = Stops::default();
+    let mut stops = Stops {
+        started_at: unix_micros(),
+        ..Stops::default()
+    };
     let mut timings = Timings::new();
     start_four(owners, fleet).await?;
     timings.push((
@@ -167,6 +188,7 @@ async fn kill_one(
     step(&format!("SIGKILL {id}"));
     let killed_at = Instant::now();
     fleet.signal(id, "KILL").await?;
+    stops.faulted.insert(id.to_owned());
     fleet.exited(id, EXIT_TIMEOUT).await?;
     // Dead: what it held now is exactly what the kill ended.
     let held = held_by(&owners.read().await?, id);
@@ -202,6 +224,7 @@ async fn freeze_one(
     step(&format!("SIGSTOP {id}, past its lease, then SIGCONT"));
     let frozen_at = Instant::now();
     fleet.signal(id, "STOP").await?;
+    stops.faulted.insert(id.to_owned());
     // A request it sent just before the stop may still be executed by the store: let it land,
     // then what it holds is what it holds while frozen.
     tokio::time::sleep(Duration::from_millis(200)).await;

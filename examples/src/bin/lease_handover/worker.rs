@@ -12,7 +12,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinSet;
 
-use crate::completions::CompletionLog;
+use crate::completions::{CompletionLog, Exit};
+use crate::slow::SlowWrites;
 use crate::synthetic::{self, PARTITIONS, Random};
 use crate::{BoxError, DRAIN_TIMEOUT, LEASE, RENEW_INTERVAL, SUBSCRIPTION};
 
@@ -28,6 +29,8 @@ pub struct WorkerArgs {
     pub group: String,
     pub worker_id: String,
     pub completions: PathBuf,
+    /// How long each checkpoint write waits before it goes to the store (zero: none).
+    pub write_delay: Duration,
 }
 
 /// What every partition task of the process shares.
@@ -42,13 +45,17 @@ pub async fn run(args: WorkerArgs) -> Result<(), BoxError> {
     // process the default way, without a handover.
     let mut terminate = signal(SignalKind::terminate())?;
     let mut orphaned = supervisor_gone();
-    let store = checkpoint_examples::open_store(&args.store).await?;
-    let (worker, mut assignments) = Worker::builder(store, &args.group, SUBSCRIPTION, PARTITIONS)
-        .worker_id(&args.worker_id)
-        .lease_duration(LEASE)
-        .renew_interval(RENEW_INTERVAL)
-        .drain_timeout(DRAIN_TIMEOUT)
-        .start()?;
+    let store = Arc::new(SlowWrites::new(
+        checkpoint_examples::open_store(&args.store).await?,
+        args.write_delay,
+    ));
+    let (worker, mut assignments) =
+        Worker::builder(Arc::clone(&store), &args.group, SUBSCRIPTION, PARTITIONS)
+            .worker_id(&args.worker_id)
+            .lease_duration(LEASE)
+            .renew_interval(RENEW_INTERVAL)
+            .drain_timeout(DRAIN_TIMEOUT)
+            .start()?;
     let context = Arc::new(Context {
         worker: worker.clone(),
         log: CompletionLog::open(&args.completions)?,
@@ -80,6 +87,14 @@ pub async fn run(args: WorkerArgs) -> Result<(), BoxError> {
         done??;
     }
     let stats = worker.stats();
+    context.log.exit(&Exit {
+        worker: args.worker_id.clone(),
+        losses: stats.losses,
+        lease_failures: stats.renew_failures,
+        final_write_failures: stats.final_write_failures,
+        drain_timeouts: stats.drain_timeouts,
+        slowed_writes: store.slowed(),
+    })?;
     say(
         &args.worker_id,
         &format!(
@@ -175,6 +190,7 @@ async fn run_partition(assignment: Assignment, context: Arc<Context>) -> Result<
     } else {
         // Stop at once: another worker may own the partition already.
         handlers.abort_all();
+        context.log.lost(partition, epoch, &me)?;
         say(
             &me,
             &format!("p{partition}: lost (epoch {epoch}); stops at once"),
