@@ -157,6 +157,35 @@ impl Committer {
         flush::write(&self.shared, Target::One(&state)).await
     }
 
+    /// Lets go of several partitions of `subscription` at once, each as
+    /// [`release`](Self::release) would, with **one** write for all of them: a worker handing
+    /// over or losing many partitions writes once, not once per partition (writes are taken
+    /// in turn, so one per partition would queue behind each other). Partitions this
+    /// committer does not hold are skipped. It lets go of every partition before its first
+    /// await, so a dropped call loses only the write.
+    ///
+    /// # Errors
+    ///
+    /// [`CommitterError::Flush`] when the write failed (the partitions are released all the
+    /// same; the error holds the checkpoints that were not written).
+    pub async fn release_many(
+        &self,
+        subscription: &str,
+        partitions: &[u32],
+    ) -> Result<(), CommitterError> {
+        let states: Vec<Arc<PartitionState>> = {
+            let mut registry = self.shared.registry();
+            partitions
+                .iter()
+                .filter_map(|&partition| registry.remove(&(subscription.to_owned(), partition)))
+                .collect()
+        };
+        for state in &states {
+            self.shared.permits.add_permits(let_go(state));
+        }
+        flush::write(&self.shared, Target::Released(&states)).await
+    }
+
     /// Writes every gap-free position that moved now, without waiting for the next tick (and
     /// without the backoff of failed writes).
     ///

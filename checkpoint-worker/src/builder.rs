@@ -106,9 +106,8 @@ impl WorkerBuilder {
     /// How long a partition being handed over waits for the application to drop its
     /// [`Assignment`](crate::Assignment) (its handlers done) before the final write and the
     /// release go ahead anyway (default [`DEFAULT_DRAIN_TIMEOUT`]). Entries still running
-    /// then are redone by the next owner. The final write is given as long again: a store that
-    /// takes longer to write it does not hold the partition for ever (see the crate doc,
-    /// "Graceful handover").
+    /// then are redone by the next owner. The final write that follows is given the larger of
+    /// this and the lease duration (see the crate doc, "Graceful handover").
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
         self

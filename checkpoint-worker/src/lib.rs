@@ -84,8 +84,10 @@
 //!   handover. [`Worker::shutdown`] hands every partition over this way, then ends the
 //!   worker's heartbeat so the others count it gone at once. The final write runs in the
 //!   background and the lease stays held and renewed until it is stored, so a slow store
-//!   delays that handover and nothing else. It is given the drain timeout: a write still
-//!   running then (a store slower than the drain allows) does not hold the partition for ever.
+//!   delays that handover and nothing else. It is given the larger of the drain timeout and
+//!   the lease duration (a handover slower than a lease is slower than letting the lease
+//!   expire): a write still running then (a store that hangs) does not hold the partition for
+//!   ever.
 //!   The lease is released, the write lands when it lands (harmless: a store only moves a
 //!   checkpoint forward), the next owner may resume before it and redo what it carried, and
 //!   the handover counts in `final_write_failures`.

@@ -36,8 +36,8 @@ pub struct WorkerStats {
     pub losses: u64,
     /// Lease requests (renew, acquire, table reads, handover requests, releases) that failed.
     pub renew_failures: u64,
-    /// Handovers whose final checkpoint write failed or outlasted the drain timeout (the
-    /// partition was released all the same; the next owner may redo from the stored position).
+    /// Partitions whose final checkpoint write at a handover failed or outlasted its budget
+    /// (they were released all the same; the next owner may redo from the stored position).
     pub final_write_failures: u64,
     /// Lease-store requests made so far: at rest, two per renew interval.
     pub store_requests: u64,

@@ -237,6 +237,57 @@ async fn one_write_per_tick_covers_every_partition_that_moved() {
 }
 
 #[tokio::test]
+async fn release_many_writes_them_all_at_once_and_forgets_them() {
+    let store = Arc::new(Switchable::default());
+    let committer = Committer::builder(Arc::clone(&store), GROUP)
+        .interval(Duration::from_secs(3600))
+        .start()
+        .unwrap();
+    let kept = committer.partition("s", 9, 0).unwrap();
+    let handles: Vec<Partition> = (0..4)
+        .map(|partition| committer.partition("s", partition, 0).unwrap())
+        .collect();
+    for (partition, handle) in handles.iter().enumerate() {
+        for position in 0..=partition as u64 {
+            handle.dispatched(position).await.unwrap();
+            handle.completed(position).unwrap();
+        }
+    }
+    kept.dispatched(0).await.unwrap();
+    kept.completed(0).unwrap();
+    committer.release_many("s", &[0, 1, 2, 3, 5]).await.unwrap();
+    assert_eq!(
+        store.calls.load(Ordering::SeqCst),
+        1,
+        "one save_all for the four partitions released"
+    );
+    for partition in 0..4 {
+        assert_eq!(
+            store.inner.load(GROUP, "s", partition).await.unwrap(),
+            Some(u64::from(partition) + 1),
+            "partition {partition} written at its gap-free position"
+        );
+        assert!(matches!(
+            handles[partition as usize].completed(0),
+            Err(CommitterError::NotHeld { .. })
+        ));
+    }
+    assert_eq!(
+        store.inner.load(GROUP, "s", 9).await.unwrap(),
+        None,
+        "a partition not named is neither written nor released"
+    );
+    let held: Vec<u32> = committer
+        .stats()
+        .partitions
+        .iter()
+        .map(|p| p.partition)
+        .collect();
+    assert_eq!(held, vec![9]);
+    committer.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn release_writes_forgets_and_refuses_the_old_handle() {
     let store = Arc::new(InMemoryCheckpointStore::new());
     let committer = Committer::builder(Arc::clone(&store), GROUP)

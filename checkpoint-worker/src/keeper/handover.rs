@@ -4,7 +4,8 @@
 //! The final write runs in the background: a store that writes slowly delays the handover
 //! waiting for it, never the renew of the other partitions (the renewer goes on beside it) nor
 //! the keeper's other turns. The lease stays held and renewed until the write is done, so the
-//! next owner resumes exactly where this one stopped.
+//! next owner resumes exactly where this one stopped; a write that outlasts its budget (the
+//! larger of the drain timeout and the lease duration) hands over without it.
 
 use std::sync::Arc;
 
@@ -82,56 +83,62 @@ impl Keeper {
     }
 }
 
-/// The committer's last write of each of `partitions`, which it then forgets; returns them.
-/// Several partitions share one flush. A write that fails is tried once more straight through
-/// the store; if that fails too, the next owner redoes from the stored position (counted in
+/// The committer's last write of `partitions` (one write for all of them), which it then
+/// forgets; returns them. A write that fails is tried once more straight through the store; if
+/// that fails too, the next owner redoes from the stored position (counted in
 /// `final_write_failures`).
 ///
-/// Bounded by the drain timeout: a store that takes longer than the drain allows does not hold
-/// the partition for ever. The handover then goes ahead, the write carries on in the background
-/// (a store only moves a checkpoint forward, so landing late is harmless) and the next owner
-/// may resume before it lands, redoing what it carries (counted in `final_write_failures`).
+/// Bounded by the larger of the drain timeout and the lease duration (a handover slower than a
+/// lease is slower than letting the lease expire; a shorter bound would give up on a store that
+/// is slow but writes): a store that hangs does not hold the partition for ever. The handover
+/// then goes ahead, the write carries on in the background (a store only moves a checkpoint
+/// forward, so landing late is harmless) and the next owner may resume before it lands,
+/// redoing what it carries (counted in `final_write_failures`).
 async fn final_writes(shared: Arc<Shared>, partitions: Vec<u32>) -> Vec<u32> {
-    let budget = shared.settings.drain_timeout;
+    let budget = final_write_budget(&shared);
     let writing = tokio::spawn(write_each(Arc::clone(&shared), partitions.clone()));
     if tokio::time::timeout(budget, writing).await.is_err() {
         Counters::add(
             &shared.counters.final_write_failures,
             partitions.len() as u64,
         );
-        tracing::warn!(worker = %shared.worker_id, ?partitions, ?budget, "the final checkpoint writes did not finish within the drain timeout; handing over anyway (the next owner may redo entries)");
+        tracing::warn!(worker = %shared.worker_id, ?partitions, ?budget, "the final checkpoint write did not finish in time; handing over anyway (the next owner may redo entries)");
     }
     partitions
 }
 
-/// The final writes themselves (see [`final_writes`]), each partition's counted when it fails.
+/// How long a handover's final write may take (see [`final_writes`]).
+pub(crate) fn final_write_budget(shared: &Shared) -> std::time::Duration {
+    let settings = &shared.settings;
+    settings.drain_timeout.max(settings.lease_duration)
+}
+
+/// The final writes themselves (see [`final_writes`]): the committer lets go of them all and
+/// writes them in one `save_all`; what it could not write is tried once more straight through
+/// the store, and counted when that fails too.
 async fn write_each(shared: Arc<Shared>, partitions: Vec<u32>) {
-    if partitions.len() > 1 {
-        // One `save_all` for all of them (and whatever else moved) instead of one write per
-        // partition; each release below then writes only what moved since. A failure here
-        // loses nothing: the releases write what is still unwritten.
-        let _ = shared.committer.flush().await;
-    }
-    for partition in partitions {
-        // The committer lets go of the partition before its first await.
-        match shared
-            .committer
-            .release(&shared.subscription, partition)
-            .await
-        {
-            Ok(()) | Err(CommitterError::NotHeld { .. }) => {}
-            Err(CommitterError::Flush { unwritten, .. }) => {
-                Counters::add(&shared.counters.store_requests, 1);
-                let retry = shared.store.save_all(&shared.group, &unwritten).await;
-                if let Err(error) = retry {
-                    Counters::add(&shared.counters.final_write_failures, 1);
-                    tracing::warn!(worker = %shared.worker_id, partition, %error, "the final checkpoint write failed; the next owner redoes from the stored one");
-                }
+    match shared
+        .committer
+        .release_many(&shared.subscription, &partitions)
+        .await
+    {
+        Ok(()) => {}
+        Err(CommitterError::Flush { unwritten, .. }) => {
+            Counters::add(&shared.counters.store_requests, 1);
+            if let Err(error) = shared.store.save_all(&shared.group, &unwritten).await {
+                Counters::add(
+                    &shared.counters.final_write_failures,
+                    unwritten.len() as u64,
+                );
+                tracing::warn!(worker = %shared.worker_id, ?partitions, %error, "the final checkpoint write failed; the next owner redoes from the stored one");
             }
-            Err(error) => {
-                Counters::add(&shared.counters.final_write_failures, 1);
-                tracing::warn!(worker = %shared.worker_id, partition, %error, "the final checkpoint write failed");
-            }
+        }
+        Err(error) => {
+            Counters::add(
+                &shared.counters.final_write_failures,
+                partitions.len() as u64,
+            );
+            tracing::warn!(worker = %shared.worker_id, ?partitions, %error, "the final checkpoint write failed");
         }
     }
 }

@@ -127,23 +127,30 @@ impl Keeper {
         }
     }
 
-    /// Stops `partition` at once: its lease is gone. The committer lets go of it now (its
-    /// handles refuse every call) and writes what it had in the background: harmless after a
-    /// takeover, since a store only moves a checkpoint forward.
-    pub(super) fn lose(&mut self, partition: u32, why: &str) {
-        let Some(held) = self.held.remove(&partition) else {
+    /// Stops `partitions` at once: their leases are gone. The committer lets go of them now
+    /// (their handles refuse every call) and writes what it had in the background, in one
+    /// write: harmless after a takeover, since a store only moves a checkpoint forward.
+    pub(super) fn lose(&mut self, partitions: &[u32], why: &str) {
+        let mut lost = Vec::with_capacity(partitions.len());
+        for &partition in partitions {
+            let Some(held) = self.held.remove(&partition) else {
+                continue;
+            };
+            held.stop.send_replace(Some(Stop::Lost));
+            Counters::add(&self.shared.counters.losses, 1);
+            let span = tracing::warn_span!("partition_lost", worker = %self.shared.worker_id, subscription = %self.shared.subscription, partition, epoch = held.epoch);
+            span.in_scope(|| tracing::warn!(reason = why, "partition lost"));
+            lost.push(partition);
+        }
+        if lost.is_empty() {
             return;
-        };
-        held.stop.send_replace(Some(Stop::Lost));
-        Counters::add(&self.shared.counters.losses, 1);
-        let span = tracing::warn_span!("partition_lost", worker = %self.shared.worker_id, subscription = %self.shared.subscription, partition, epoch = held.epoch);
-        span.in_scope(|| tracing::warn!(reason = why, "partition lost"));
+        }
         let committer = self.shared.committer.clone();
         let subscription = self.shared.subscription.clone();
         let mut release = Box::pin(async move {
-            let _ = committer.release(&subscription, partition).await;
+            let _ = committer.release_many(&subscription, &lost).await;
         });
-        // One poll takes the partition out of the committer before anything else runs (the
+        // One poll takes the partitions out of the committer before anything else runs (the
         // committer does that before its first await), so a new grant of the same partition
         // finds it free; the write itself goes on in the background.
         let waker = futures_util::task::noop_waker();
@@ -156,9 +163,7 @@ impl Keeper {
     /// Stops every partition at once (see [`lose`](Self::lose)).
     pub(super) fn lose_all(&mut self, why: &str) {
         let partitions: Vec<u32> = self.held.keys().copied().collect();
-        for partition in partitions {
-            self.lose(partition, why);
-        }
+        self.lose(&partitions, why);
         self.requested.clear();
         self.shared.deadline.clear();
     }

@@ -153,9 +153,7 @@ impl Keeper {
             })
             .map(|(partition, _)| *partition)
             .collect();
-        for partition in gone {
-            self.lose(partition, "the store no longer lists it as held");
-        }
+        self.lose(&gone, "the store no longer lists it as held");
     }
 
     async fn read_table(&mut self) -> Option<LeaseTable> {

@@ -5,7 +5,7 @@
 //! every tick of virtual time; and, in [`teeth`], each planted defect caught by the invariant
 //! it breaks.
 //!
-//! `CHECKPOINT_WORKER_HISTORIES` sets the number of histories (default 160: about 40 s of the
+//! `CHECKPOINT_WORKER_HISTORIES` sets the number of histories (default 160: about 55 s of the
 //! dev profile on two cores), `CHECKPOINT_SEED` replays a failing run's histories (the order
 //! in which tasks run within one virtual instant may still differ from run to run: tokio's
 //! `select!` polls its branches in a random order).
@@ -98,3 +98,4 @@ fn workers_keep_their_promises() {
     }
     eprintln!("worker model: {cases} histories, seed {seed}, exercised {exercised:?}");
 }
+

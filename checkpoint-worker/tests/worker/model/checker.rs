@@ -14,8 +14,8 @@
 //!    deadline and released the lease itself, with no injected store error in between)
 //!    resumes exactly at the position the leaver recorded (or above it, only when a late
 //!    write of an earlier owner moved the checkpoint past it), unless a checkpoint write of the
-//!    leaver took half the drain timeout or more, there and back (then the final write may
-//!    outlast its budget, and the handover goes ahead without it, as the worker documents);
+//!    leaver took a third of the lease duration or more, there and back (then the final write
+//!    may outlast its budget, and the handover goes ahead without it, as the worker documents);
 //! 6. no worker loses a partition whose lease it could renew: a `Stop::Lost` reaches only a
 //!    worker whose store hung or failed (a pause or a failure) within a lease duration and a
 //!    renew interval before it. Slow stores, lagging ones (beyond the renew interval), slow and
@@ -39,10 +39,11 @@ use super::world::{DRAIN_TIMEOUT, LEASE_DURATION, RENEW_INTERVAL};
 /// in its summary line, `longest_takeover`.)
 pub const ALLOWANCE: Duration = Duration::from_millis(250);
 
-/// Checkpoint writes this slow (or slower) may make a final write outlast the drain timeout,
-/// its budget: a write waits behind a periodic one at most, so half the drain timeout is the
-/// slowest that always fits.
-const HANGING_WRITE_MS: u64 = DRAIN_TIMEOUT.as_millis() as u64 / 2;
+/// Checkpoint writes this slow (or slower) may make a final write outlast its budget (the
+/// lease duration here, longer than the drain timeout): a final write may wait behind a
+/// periodic write and the background write of partitions lost a moment before, so a third of
+/// the budget is the slowest that always fits.
+const HANGING_WRITE_MS: u64 = LEASE_DURATION.as_millis() as u64 / 3;
 
 /// How long after the last event of the history (and with no fault active) membership
 /// counts as stable: the lease duration (a crashed worker's heartbeat expires within it),

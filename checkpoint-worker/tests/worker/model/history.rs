@@ -35,8 +35,8 @@ pub enum Event {
         ms: u64,
         for_ms: u64,
     },
-    /// Its checkpoint writes take so many ms: beyond the renew interval but within half the
-    /// drain timeout, or hanging well past the drain timeout.
+    /// Its checkpoint writes take so many ms: beyond the renew interval but well within the
+    /// final write's budget, or hanging past the drain timeout and the budget.
     SlowWrites(usize, u64),
 }
 
@@ -78,7 +78,7 @@ fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(worker, ms)| Event::Slow(worker, ms)),
         2 => ((0usize..8), 20u64..=200, 300u64..=2_000)
             .prop_map(|(worker, ms, for_ms)| Event::Lag { worker, ms, for_ms }),
-        2 => ((0usize..8), prop_oneof![Just(0u64), 20u64..=120, 400u64..=1_500])
+        2 => ((0usize..8), prop_oneof![Just(0u64), 20u64..=150, 400u64..=1_500])
             .prop_map(|(worker, ms)| Event::SlowWrites(worker, ms)),
     ]
 }
