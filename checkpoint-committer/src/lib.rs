@@ -78,7 +78,8 @@
 //! [`PartitionStats::last_error`]. Writes never overlap, so what one committer writes for a
 //! partition never goes backwards; across owners the store's monotonic `save` does the rest.
 //! The number of `save_all` calls is at most the number of ticks, plus one per
-//! [`release`](Committer::release) or [`flush`](Committer::flush), plus one for
+//! [`release`](Committer::release), [`release_many`](Committer::release_many) or
+//! [`flush`](Committer::flush), plus one for
 //! [`shutdown`](Committer::shutdown).
 //!
 //! # Memory and backpressure
@@ -96,7 +97,9 @@
 //! # Ownership
 //!
 //! [`Committer::release`] writes a partition's gap-free position and forgets it when its lease
-//! is lost or handed over; its handles refuse every call afterwards. A write of a zombie
+//! is lost or handed over; its handles refuse every call afterwards;
+//! [`Committer::release_many`] does the same for several partitions with one write. A write of
+//! a zombie
 //! committer that lands after the new owner's is harmless: a store only moves a checkpoint
 //! forward, and a zombie's gap-free position is never ahead of what it really completed.
 //! [`Committer::shutdown`] writes everything and stops; if that write fails it returns
