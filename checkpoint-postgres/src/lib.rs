@@ -43,9 +43,9 @@
 //! | `retire` | a transaction: `BEGIN`, `lock_timeout` (sent only when the store has a timeout), `LOCK TABLE`, tombstone and `DELETE`, `COMMIT` | 5 |
 //! | `acquire` (any number of partitions) | heartbeat upsert, then one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` unchanged of the free partitions asked (only those rows written), as data-modifying CTEs of one statement | 1 |
 //! | `renew` (any number of leases) | one heartbeat row `UPDATE`d, the leases of its generation read by the index by owner | 1 |
-//! | `release` | the named rows locked in partition order, then one `UPDATE` of them by `ctid`, in place (heartbeat read, not written) | 1 |
+//! | `release` | the named rows locked in partition order, then one `UPDATE` of them by key, in place, judged again on their newest versions (heartbeat read, not written) | 1 |
 //! | `leave` | one heartbeat row `UPDATE`d (ended), the leases of its generation read | 1 |
-//! | `request_handover` | rows locked in partition order, then one `UPDATE` of them by `ctid` | 1 |
+//! | `request_handover` | rows locked in partition order, then one `UPDATE` of them by key, judged again on their newest versions | 1 |
 //! | `leases` | `SELECT` of the live leases (joined with their live heartbeats) `UNION ALL` the live owners | 1 |
 //!
 //! Through a pool, sqlx 0.9 adds one exchange after the call has returned (a `Sync` when the
@@ -168,7 +168,7 @@
 //! - **No deadlock**: a statement locks its own heartbeat first, while it holds nothing;
 //!   other owners' heartbeats only without waiting; lease rows in partition order (the
 //!   upsert's input is sorted; `release` and `request_handover` first lock their rows with
-//!   `SELECT ... ORDER BY partition_id FOR NO KEY UPDATE`).
+//!   `SELECT ... ORDER BY partition_id FOR NO KEY UPDATE`, then update them by key).
 //! - **Lost connections**: `acquire`, `renew`, `leases` and `request_handover` are idempotent
 //!   and run once more on a live connection, like saves; `release` and `leave` are not (a
 //!   second attempt would report what the first released as not held): they fail with a
