@@ -18,10 +18,21 @@
 --   locked, so this statement does not wait for it.
 -- - `doomed` (run only when there is one) locks the expired heartbeats of the holders of the
 --   third kind, judged again on their newest version (same generation, expired at now()),
---   skipping any heartbeat another transaction holds locked (its owner is renewing, acquiring or leaving: the partition is
---   refused). `killed` ends them (expires_at = -infinity): a renew or acquire of that owner
---   that started before this statement and locks its heartbeat after it finds it expired, so
---   it can neither report nor keep a lease given away here.
+--   skipping any heartbeat another statement holds locked (its owner is acquiring, or
+--   renewing or leaving in a statement that started before it expired, or another taker is
+--   ending it) rather than waiting for it, which could deadlock: this statement holds its
+--   own heartbeat, and that owner's acquire could be waiting for it in turn. `killed` ends
+--   them (expires_at = -infinity; found by key, so judged on the version `doomed` locked): a
+--   renew or acquire of that owner that started before this statement and locks its
+--   heartbeat after it finds it expired, so it can neither report nor keep a lease given
+--   away here.
+-- - `contended` (in the reply) says whether a partition of the third kind was refused
+--   because its holder's heartbeat was not ended here: skipped as locked, or changed since
+--   the snapshot (its owner started a new generation, or another taker ended it). The lease
+--   may well be free, and a new snapshot sees it as it is: the client runs this statement
+--   again after a short pause (src/requests/lease.rs; the statement is idempotent: what a run
+--   granted is the owner's own on the next one, which keeps its epoch), rather than refuse
+--   a lease nobody holds live.
 -- - `written` grants the free partitions and those of the killed holders, in partition order,
 --   one upsert: a new row gets epoch 1; an existing one the next epoch, this owner and its
 --   generation, and no handover request, only if its newest version is still the one judged
@@ -34,7 +45,8 @@
 -- Lock order, so that no two lease statements deadlock: a statement locks its own heartbeat
 -- first, while it holds nothing; other heartbeats only without waiting (SKIP LOCKED); lease
 -- rows in partition order. The reply is every lease the owner holds after the statement: the
--- ones of its generation (the snapshot's rows) and the ones `written` granted.
+-- ones of its generation (the snapshot's rows) and the ones `written` granted; and
+-- `contended`.
 WITH state AS (
     SELECT EXISTS (
         SELECT 1 FROM {retired} AS r WHERE r.group_name = $1 AND r.subscription = $2
@@ -117,6 +129,10 @@ WITH state AS (
 )
 SELECT
     state.retired,
+    EXISTS (
+        SELECT 1 FROM seen AS s
+        WHERE s.kind = 'expired' AND s.owner NOT IN (SELECT owner FROM killed)
+    ) AS contended,
     ARRAY(SELECT partition_id FROM held ORDER BY partition_id) AS partitions,
     ARRAY(SELECT epoch FROM held ORDER BY partition_id) AS epochs,
     ARRAY(SELECT handover_requested_by FROM held ORDER BY partition_id) AS handovers

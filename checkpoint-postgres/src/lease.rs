@@ -16,8 +16,10 @@ use crate::store::PostgresCheckpointStore;
 
 #[async_trait]
 impl LeaseStore for PostgresCheckpointStore {
-    /// One statement (`sql/acquire.sql`). Idempotent (a second attempt finds the leases held
-    /// and keeps their epochs), so run once more on a lost connection.
+    /// One statement (`sql/acquire.sql`), run again after a short pause while it refused a
+    /// partition only because the expired holder's heartbeat was locked (see the crate doc,
+    /// "Leases"). Idempotent (a second attempt finds the leases held and keeps their epochs),
+    /// so also run once more on a lost connection.
     #[tracing::instrument(
         name = "checkpoint.acquire",
         level = "debug",
@@ -42,6 +44,7 @@ impl LeaseStore for PostgresCheckpointStore {
                         (group, subscription, owner),
                         partitions,
                         duration,
+                        self.timeout,
                     )
                     .await;
                 (connection, reply)

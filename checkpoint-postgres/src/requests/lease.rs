@@ -1,7 +1,7 @@
 //! [`LeaseStore`](checkpoint_core::LeaseStore)'s requests: one statement each, judged by the
 //! server's clock (`now()` of the statement), on `<table>_leases` and `<table>_owners`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use checkpoint_core::{
     Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released,
@@ -12,6 +12,27 @@ use super::{Requests, sql};
 use crate::error::backend;
 use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
 
+/// The pause before an `acquire` that reported contention runs again, the first time; it
+/// doubles with every run up to [`LONGEST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(1);
+
+/// The longest pause between two runs of a contended `acquire`.
+const LONGEST_PAUSE: Duration = Duration::from_millis(20);
+
+/// How long an `acquire` keeps running again while it reports contention (half the store's
+/// timeout when that is shorter, so that the last run still has time to answer): the lock on
+/// an expired heartbeat is held by one statement at a time (its owner's acquire, a renew or
+/// leave that started before it expired, another taker's), usually for a millisecond or two,
+/// but until its commit is flushed, which a busy disk can stretch to hundreds.
+const CONTENDED_PATIENCE: Duration = Duration::from_secs(1);
+
+/// [`CONTENDED_PATIENCE`], or half of the store's `timeout` when that is shorter.
+fn contended_patience(timeout: Option<Duration>) -> Duration {
+    timeout.map_or(CONTENDED_PATIENCE, |timeout| {
+        (timeout / 2).min(CONTENDED_PATIENCE)
+    })
+}
+
 /// The leases a statement wrote, as three arrays in partition order: partitions, epochs,
 /// handover requests.
 type HeldArrays = (Vec<i64>, Vec<i64>, Vec<Option<String>>);
@@ -21,36 +42,43 @@ type LeaseRow = (Option<i64>, String, Option<i64>, i64, Option<String>);
 
 impl Requests {
     /// Grants what is free, renews what the owner holds; [`Error::Retired`] for a tombstone.
+    ///
+    /// While the statement reports that it refused a partition only because it could not end
+    /// the expired holder's heartbeat (locked by another statement, or changed since its
+    /// snapshot: see `sql/acquire.sql`), it runs again after a pause ([`FIRST_PAUSE`]
+    /// doubling to [`LONGEST_PAUSE`]): the lock lasts one statement, and the lease is most
+    /// likely free. The statement is idempotent (what a run granted, the next one finds held
+    /// and keeps its epoch). After [`contended_patience`] of the store's `timeout` the
+    /// refusal stands.
     pub(crate) async fn acquire(
         &self,
         connection: &mut PgConnection,
         key: (&str, &str, &str),
         partitions: &[u32],
         duration: Duration,
+        timeout: Option<Duration>,
     ) -> Result<Acquired, Error> {
-        let (group, subscription, owner) = key;
+        let (group, subscription, _) = key;
         let mut asked = partitions.to_vec();
         // Rows are locked in partition order, whoever asks (see `sql/acquire.sql`).
         asked.sort_unstable();
         let requested: Vec<i64> = asked.iter().copied().map(i64::from).collect();
-        let (retired, partitions, epochs, handovers): (
-            bool,
-            Vec<i64>,
-            Vec<i64>,
-            Vec<Option<String>>,
-        ) = sqlx::query_as(sql(&self.acquire))
-            .bind(group)
-            .bind(subscription)
-            .bind(owner)
-            .bind(&requested)
-            .bind(duration_to_db(duration))
-            .fetch_one(connection)
-            .await
-            .map_err(|error| backend(Operation::Acquire, error))?;
+        let (started, patience) = (Instant::now(), contended_patience(timeout));
+        let mut pause = FIRST_PAUSE;
+        let (retired, arrays) = loop {
+            let (retired, contended, arrays) = self
+                .acquire_once(&mut *connection, key, &requested, duration)
+                .await?;
+            if !contended || started.elapsed() + pause > patience {
+                break (retired, arrays);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(LONGEST_PAUSE);
+        };
         if retired {
             return Err(Error::retired(group, subscription));
         }
-        let granted = held(Operation::Acquire, (partitions, epochs, handovers))?;
+        let granted = held(Operation::Acquire, arrays)?;
         let refused = asked
             .into_iter()
             .filter(|&partition| {
@@ -60,6 +88,34 @@ impl Requests {
             })
             .collect();
         Ok(Acquired { granted, refused })
+    }
+
+    /// One run of `sql/acquire.sql` for the sorted partitions `requested`: whether the
+    /// subscription is retired, whether a refusal was only contention (see
+    /// [`acquire`](Self::acquire)), and the leases held.
+    async fn acquire_once(
+        &self,
+        connection: &mut PgConnection,
+        (group, subscription, owner): (&str, &str, &str),
+        requested: &[i64],
+        duration: Duration,
+    ) -> Result<(bool, bool, HeldArrays), Error> {
+        let (retired, contended, partitions, epochs, handovers): (
+            bool,
+            bool,
+            Vec<i64>,
+            Vec<i64>,
+            Vec<Option<String>>,
+        ) = sqlx::query_as(sql(&self.acquire))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .bind(requested)
+            .bind(duration_to_db(duration))
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Acquire, error))?;
+        Ok((retired, contended, (partitions, epochs, handovers)))
     }
 
     /// Extends the heartbeat and every live lease of the owner; [`Error::NotHeld`] when the
