@@ -3,7 +3,7 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
@@ -11,7 +11,8 @@
 //! a round-trip count differs from what the store documents. Timings are never asserted.
 //! `--workloads committer` runs only the committer's rows (see `committer.rs`), `stores` only
 //! the stores', `workers` only the workers' (see `workers/mod.rs`: PostgreSQL, Redis, SQLite
-//! and the in-memory store); all three by default.
+//! and the in-memory store); all three by default. `scale` is one of the workers' rows on its
+//! own (10,000 partitions over 100 workers, on PostgreSQL and in memory), part of `workers`.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 use crate::report::{Row, Target};
 use crate::subject::{BenchError, context};
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers] [--markdown PATH]";
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale] [--markdown PATH]";
 const ALL_BACKENDS: [&str; 4] = ["postgres", "redis", "dynamodb", "sqlite"];
 pub(crate) const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
@@ -91,6 +92,8 @@ struct Args {
     committer: bool,
     /// The workers' workloads (`workers/mod.rs`).
     workers: bool,
+    /// The workers' scale row alone (part of `workers`).
+    scale: bool,
     markdown: Option<std::path::PathBuf>,
 }
 
@@ -101,6 +104,7 @@ fn parse_args() -> Result<Args, BenchError> {
         stores: true,
         committer: true,
         workers: true,
+        scale: false,
         markdown: None,
     };
     let mut it = std::env::args().skip(1);
@@ -123,13 +127,14 @@ fn parse_args() -> Result<Args, BenchError> {
                 let chosen: Vec<&str> = list.split(',').map(str::trim).collect();
                 if let Some(unknown) = chosen
                     .iter()
-                    .find(|w| !["stores", "committer", "workers"].contains(w))
+                    .find(|w| !["stores", "committer", "workers", "scale"].contains(w))
                 {
                     return Err(format!("unknown workload {unknown:?}; {USAGE}").into());
                 }
                 args.stores = chosen.contains(&"stores");
                 args.committer = chosen.contains(&"committer");
                 args.workers = chosen.contains(&"workers");
+                args.scale = chosen.contains(&"scale");
             }
             "--markdown" => args.markdown = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
@@ -217,7 +222,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         mismatches.extend(outcome.mismatches);
         figures.extend(outcome.workers);
     }
-    if args.workers {
+    if args.workers || args.scale {
         let found = workers::run_in_memory(workers::Plan::new(plan.smoke)).await?;
         figures.extend(found.figures);
         mismatches.extend(found.mismatches);
@@ -309,9 +314,14 @@ async fn run_workloads(
     }
     // Not on the DynamoDB emulators: moto walks the whole table for every lease table read,
     // which the workers make every round.
-    if args.workers && name != "dynamodb" {
+    if (args.workers || args.scale) && name != "dynamodb" {
         let plan = workers::Plan::new(plan.smoke);
-        let found = workers::run_backend(name, &backend.direct.store, plan).await?;
+        let store = &backend.direct.store;
+        let found = if args.workers {
+            workers::run_backend(name, store, plan).await?
+        } else {
+            workers::run_scale(name, store, plan).await?
+        };
         outcome.workers.extend(found.figures);
         outcome.mismatches.extend(found.mismatches);
     }

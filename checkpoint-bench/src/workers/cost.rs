@@ -1,16 +1,22 @@
 //! What workers cost the store at rest: each worker's requests per round over a quiet window
 //! (from `WorkerStats::store_requests` and `rounds`), and 10,000 partitions over 100 workers in
-//! one process: the time to converge and the requests per second of all of them at rest.
+//! one process: the time until every partition is owned and until the fleet is balanced, what
+//! the workers went through meanwhile (acquired, handed over, lost, failed lease requests,
+//! least and most held; every store request timed by operation), and the requests per second
+//! of all of them at rest.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use checkpoint_worker::WorkerStats;
 
 use super::app::Work;
-use super::fleet::Fleet;
+use super::fleet::{self, Fleet};
 use super::report::{Figure, ms};
+use super::timed::{self, Requests, Timed};
 use super::{Findings, Plan, Settings, group};
+use crate::measure::Samples;
 use crate::stores::thousands;
 use crate::subject::{BenchError, BenchStore};
 
@@ -147,7 +153,8 @@ fn moved(before: &WorkerStats, after: &WorkerStats) -> bool {
 }
 
 /// The scale row: the plan's workers over its partitions, all started at once, until every
-/// partition is owned and the fleet balanced; then its requests at rest.
+/// partition is owned and the fleet balanced; what the workers went through meanwhile (their
+/// stats, and every store request timed by operation); then its requests at rest.
 pub(super) async fn scale(
     findings: &mut Findings,
     backend: &'static str,
@@ -155,24 +162,42 @@ pub(super) async fn scale(
     plan: Plan,
 ) -> Result<(), BenchError> {
     let (workers, partitions, settings) = plan.scale;
-    let mut fleet = Fleet::new(store, group("scale"), partitions, settings, Work::Idle);
+    let timed = Arc::new(Timed::new(Arc::clone(store)));
+    let timed_store: Arc<dyn BenchStore> = Arc::clone(&timed) as Arc<dyn BenchStore>;
+    let mut fleet = Fleet::new(
+        &timed_store,
+        group("scale"),
+        partitions,
+        settings,
+        Work::Idle,
+    );
     let started = Instant::now();
     fleet.start(workers)?;
     let all: Vec<usize> = (0..workers).collect();
+    let converged = converge(&fleet, &all, started).await;
+    let went = Tally::of(&fleet.stats(&all));
+    let requests = timed.take();
+    eprintln!(
+        "checkpoint-bench: {backend}: scale: {}; requests while converging: {}",
+        went.describe(),
+        timed::describe(&requests)
+    );
+    let setting = scale_setting(partitions, workers, settings);
     // A fleet this large that does not converge is a finding of the row, not a failed run.
-    if let Err(error) = fleet.wait_balanced(&all, SCALE_TIMEOUT).await {
-        findings.figures.push(Figure {
-            row: SCALE,
-            backend,
-            setting: scale_setting(partitions, workers, settings),
-            measured: format!("**did not converge**: {error}"),
-            target: "converge: reported".into(),
-            anchor: ANCHORS,
-            met: Some(false),
-        });
-        return fleet.shutdown().await;
-    }
-    let converged = started.elapsed();
+    let (owned, balanced) = match converged {
+        Ok(times) => times,
+        Err(error) => {
+            let measured = format!(
+                "**did not converge**: {error}; {}; requests: {}",
+                went.describe(),
+                timed::describe(&requests)
+            );
+            findings
+                .figures
+                .push(unconverged(backend, setting, measured));
+            return fleet.shutdown().await;
+        }
+    };
     let rest = quiet_window(&fleet, &all, plan.rest_rounds).await;
     let Some(rest) = rest else {
         findings.figures.push(restless(backend, &fleet, workers));
@@ -189,11 +214,14 @@ pub(super) async fn scale(
     findings.figures.push(Figure {
         row: SCALE,
         backend,
-        setting: scale_setting(partitions, workers, settings),
+        setting,
         measured: format!(
-            "converged (all owned, balanced within ±1) in {}; at rest {:.0} requests/s for all \
-             {workers} ({:.2} per worker per round)",
-            ms(converged),
+            "converged: all owned in {}, balanced within ±1 in {}; {}; slowest requests: {}; \
+             at rest {:.0} requests/s for all {workers} ({:.2} per worker per round)",
+            ms(owned),
+            ms(balanced),
+            went.describe(),
+            slowest(&requests),
             rest.requests as f64 / rest.seconds,
             rest.requests as f64 / rest.rounds as f64
         ),
@@ -205,6 +233,89 @@ pub(super) async fn scale(
         met: Some(rest.constant),
     });
     Ok(())
+}
+
+/// The figure of a scale fleet that did not converge: what it went through, in `measured`.
+fn unconverged(backend: &'static str, setting: String, measured: String) -> Figure {
+    Figure {
+        row: SCALE,
+        backend,
+        setting,
+        measured,
+        target: "converge: reported".into(),
+        anchor: ANCHORS,
+        met: Some(false),
+    }
+}
+
+/// Waits until `members` own every partition, then until they are balanced; the time of each
+/// from `started`.
+async fn converge(
+    fleet: &Fleet,
+    members: &[usize],
+    started: Instant,
+) -> Result<(Duration, Duration), BenchError> {
+    let partitions = fleet.partitions as usize;
+    fleet
+        .wait("owning every partition", members, SCALE_TIMEOUT, |stats| {
+            fleet::owned(stats) == partitions
+        })
+        .await?;
+    let owned = started.elapsed();
+    let left = SCALE_TIMEOUT.saturating_sub(owned);
+    fleet.wait_balanced(members, left).await?;
+    Ok((owned, started.elapsed()))
+}
+
+/// The renew's and the table read's p99 and max: the requests a worker's leases hang on.
+fn slowest(requests: &BTreeMap<&'static str, Requests>) -> String {
+    ["renew", "leases"]
+        .iter()
+        .filter_map(|operation| {
+            let requests = requests.get(operation)?;
+            let max = requests.took.iter().max().copied().unwrap_or_default();
+            let p99 = Samples::from(requests.took.clone()).p99();
+            Some(format!(
+                "{operation} p99 {}, max {} ({} failed)",
+                ms(p99),
+                ms(max),
+                requests.failed + requests.abandoned
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a fleet's workers went through, summed from their stats.
+struct Tally {
+    acquired: u64,
+    handed_over: u64,
+    losses: u64,
+    failed: u64,
+    min_held: usize,
+    max_held: usize,
+}
+
+impl Tally {
+    fn of(stats: &[WorkerStats]) -> Self {
+        let sum = |count: fn(&WorkerStats) -> u64| stats.iter().map(count).sum::<u64>();
+        let held = stats.iter().map(|s| s.held.len());
+        Self {
+            acquired: sum(|s| s.acquired),
+            handed_over: sum(|s| s.handovers_out),
+            losses: sum(|s| s.losses),
+            failed: sum(|s| s.renew_failures),
+            min_held: held.clone().min().unwrap_or(0),
+            max_held: held.max().unwrap_or(0),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} acquired, {} handed over, {} lost, {} failed lease requests, held {}-{} per worker",
+            self.acquired, self.handed_over, self.losses, self.failed, self.min_held, self.max_held
+        )
+    }
 }
 
 fn scale_setting(partitions: u32, workers: usize, settings: Settings) -> String {

@@ -180,6 +180,16 @@ pub(super) fn balanced(stats: &[WorkerStats], partitions: u32) -> bool {
         })
 }
 
+/// Distinct partitions held by these workers: a partition that one still counts as held after
+/// another took it (its loss not noticed yet) counts once.
+pub(super) fn owned(stats: &[WorkerStats]) -> usize {
+    stats
+        .iter()
+        .flat_map(|s| s.held.iter().map(|h| h.partition))
+        .collect::<std::collections::BTreeSet<u32>>()
+        .len()
+}
+
 /// Partitions held by these workers (being handed over or not).
 pub(super) fn held(stats: &[WorkerStats]) -> usize {
     stats.iter().map(|s| s.held.len()).sum()

@@ -8,7 +8,10 @@
 //! - **Rebalance after a join** (`rebalance.rs`): 1,024 partitions, 15 workers, then a 16th:
 //!   the time until balanced within ±1 and the partitions moved.
 //! - **Cost** (`cost.rs`): store requests per worker per round at rest, and 10,000 partitions
-//!   over 100 workers (in memory, PostgreSQL): time to converge, requests per second at rest.
+//!   over 100 workers (in memory, PostgreSQL): time until all owned and until balanced, what
+//!   the workers went through (acquired, lost, failed lease requests, least and most held),
+//!   the store's requests timed by operation (`timed.rs`), requests per second at rest. Alone:
+//!   `--workloads scale`.
 //! - **Committer under a worker** (`committer.rs`): the committer's end-to-end row with the
 //!   assignments' committer handles, against the committer alone, interleaved.
 //!
@@ -23,6 +26,7 @@ mod fleet;
 mod handover;
 mod rebalance;
 pub(crate) mod report;
+mod timed;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -160,6 +164,21 @@ pub(crate) async fn run_backend(
     }
     eprintln!("checkpoint-bench: {backend}: workers: committer under a worker");
     committer::measure(&mut findings, backend, store, plan.smoke).await?;
+    Ok(findings)
+}
+
+/// The scale row alone (`--workloads scale`): on PostgreSQL, as in [`run_backend`]; nothing on
+/// the other backends.
+pub(crate) async fn run_scale(
+    backend: &'static str,
+    store: &Arc<dyn BenchStore>,
+    plan: Plan,
+) -> Result<Findings, BenchError> {
+    let mut findings = Findings::default();
+    if backend == "postgres" {
+        eprintln!("checkpoint-bench: {backend}: workers: scale");
+        cost::scale(&mut findings, backend, store, plan).await?;
+    }
     Ok(findings)
 }
 
