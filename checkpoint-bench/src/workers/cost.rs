@@ -162,18 +162,17 @@ pub(super) async fn scale(
     plan: Plan,
 ) -> Result<(), BenchError> {
     let (workers, partitions, settings) = plan.scale;
+    // Every request of the fleet goes through `timed`.
     let timed = Arc::new(Timed::new(Arc::clone(store)));
-    let timed_store: Arc<dyn BenchStore> = Arc::clone(&timed) as Arc<dyn BenchStore>;
     let mut fleet = Fleet::new(
-        &timed_store,
+        &(Arc::clone(&timed) as Arc<dyn BenchStore>),
         group("scale"),
         partitions,
         settings,
         Work::Idle,
     );
-    let started = Instant::now();
+    let (started, all) = (Instant::now(), (0..workers).collect::<Vec<usize>>());
     fleet.start(workers)?;
-    let all: Vec<usize> = (0..workers).collect();
     let converged = converge(&fleet, &all, started).await;
     let went = Tally::of(&fleet.stats(&all));
     let requests = timed.take();
@@ -192,24 +191,23 @@ pub(super) async fn scale(
                 went.describe(),
                 timed::describe(&requests)
             );
+            let measured = format!("{measured}; {}", shut_down(fleet).await);
             findings
                 .figures
                 .push(unconverged(backend, setting, measured));
-            return fleet.shutdown().await;
+            return Ok(());
         }
     };
-    let rest = quiet_window(&fleet, &all, plan.rest_rounds).await;
-    let Some(rest) = rest else {
+    let Some(rest) = quiet_window(&fleet, &all, plan.rest_rounds).await else {
         findings.figures.push(restless(backend, &fleet, workers));
-        return fleet.shutdown().await;
+        eprintln!(
+            "checkpoint-bench: {backend}: scale: {}",
+            shut_down(fleet).await
+        );
+        return Ok(());
     };
-    fleet.shutdown().await?;
-    if !rest.constant {
-        findings.mismatches.push(format!(
-            "{backend}: {workers} workers at rest made {} requests in {} rounds",
-            rest.requests, rest.rounds
-        ));
-    }
+    let shutdown = shut_down(fleet).await;
+    mismatch_at_rest(findings, backend, workers, &rest);
     let expected = PER_ROUND as f64 * workers as f64 / settings.renew.as_secs_f64();
     findings.figures.push(Figure {
         row: SCALE,
@@ -217,7 +215,7 @@ pub(super) async fn scale(
         setting,
         measured: format!(
             "converged: all owned in {}, balanced within ±1 in {}; {}; slowest requests: {}; \
-             at rest {:.0} requests/s for all {workers} ({:.2} per worker per round)",
+             at rest {:.0} requests/s for all {workers} ({:.2} per worker per round); {shutdown}",
             ms(owned),
             ms(balanced),
             went.describe(),
@@ -233,6 +231,29 @@ pub(super) async fn scale(
         met: Some(rest.constant),
     });
     Ok(())
+}
+
+/// A mismatch when the fleet at rest did not make `PER_ROUND` requests per worker per round.
+fn mismatch_at_rest(findings: &mut Findings, backend: &str, workers: usize, rest: &Rest) {
+    if !rest.constant {
+        findings.mismatches.push(format!(
+            "{backend}: {workers} workers at rest made {} requests in {} rounds",
+            rest.requests, rest.rounds
+        ));
+    }
+}
+
+/// Shuts the fleet down, all at once; how that went, in words.
+async fn shut_down(fleet: Fleet) -> String {
+    let workers = fleet.members.len();
+    let failed = fleet.shutdown_reporting().await;
+    match failed.first() {
+        None => format!("all {workers} shut down"),
+        Some(first) => format!(
+            "**{} of {workers} shutdowns failed** (first: {first})",
+            failed.len()
+        ),
+    }
 }
 
 /// The figure of a scale fleet that did not converge: what it went through, in `measured`.

@@ -154,18 +154,34 @@ impl Fleet {
     /// Every member still running: hands everything over and leaves (crashed ones are skipped:
     /// their keeper is gone). Ends with the applications.
     pub(super) async fn shutdown(self) -> Result<(), BenchError> {
+        match self.shutdown_reporting().await.into_iter().next() {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// [`shutdown`](Self::shutdown), every member's failure returned rather than the first
+    /// raised: a fleet of 100 shutting down at once on a loaded store is a finding of the
+    /// scale row, not a failed run.
+    pub(super) async fn shutdown_reporting(self) -> Vec<String> {
         let running: Vec<&Member> = self
             .members
             .iter()
             .filter(|member| !member.crashed)
             .collect();
-        for result in join_all(running.iter().map(|member| member.worker.shutdown())).await {
-            result?;
-        }
+        let results = join_all(running.iter().map(|member| member.worker.shutdown())).await;
+        let failed = running
+            .iter()
+            .zip(results)
+            .filter_map(|(member, result)| {
+                let error = result.err()?;
+                Some(format!("{}: {error}", member.worker.id()))
+            })
+            .collect();
         for member in self.members {
             member.app.abort();
         }
-        Ok(())
+        failed
     }
 }
 
