@@ -171,13 +171,15 @@
 //!   The statement then reports the contention (`contended`: a partition refused only because
 //!   its expired holder's heartbeat could not be ended, skipped or changed since the
 //!   snapshot), and `acquire` runs it again after a pause of 1 ms, doubling to 20 ms, for up
-//!   to 1 s (half the store's timeout when that is shorter): the lock lasts one statement,
-//!   until its commit is flushed, so the second run almost always finds the lease free and
-//!   grants it (measured on a local server while other builds loaded the machine: of 500
-//!   takers racing the expired holder's own acquire, 363 met the lock; 362 were granted on
-//!   their second run, one on its third, the slowest 58 ms after it started). The statement
-//!   is idempotent, so running it again grants nothing twice; no lock is held between runs.
-//!   Only a heartbeat locked for that whole second still gets its partitions refused.
+//!   to 1 s (or a quarter of the lease's duration, since the caller's local deadline counts
+//!   from when it sent the acquire; or half the store's timeout): the lock lasts one
+//!   statement, until its commit is flushed, so the second run almost always finds the lease
+//!   free and grants it (measured on a local server while other builds loaded the machine:
+//!   of 500 takers racing the expired holder's own acquire, 363 met the lock; 362 were
+//!   granted on their second run, one on its third, the slowest 58 ms after it started). The
+//!   statement is idempotent, so running it again grants nothing twice; no lock is held
+//!   between runs. Only a heartbeat locked for that whole time (an overloaded server) still
+//!   gets its partitions refused.
 //! - **No deadlock**: a statement locks its own heartbeat first, while it holds nothing;
 //!   other owners' heartbeats only without waiting; lease rows in partition order (the
 //!   upsert's input is sorted; `release` and `request_handover` first lock their rows with

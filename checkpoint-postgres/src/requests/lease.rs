@@ -19,18 +19,20 @@ const FIRST_PAUSE: Duration = Duration::from_millis(1);
 /// The longest pause between two runs of a contended `acquire`.
 const LONGEST_PAUSE: Duration = Duration::from_millis(20);
 
-/// How long an `acquire` keeps running again while it reports contention (half the store's
-/// timeout when that is shorter, so that the last run still has time to answer): the lock on
+/// How long at most an `acquire` keeps running again while it reports contention: the lock on
 /// an expired heartbeat is held by one statement at a time (its owner's acquire, a renew or
 /// leave that started before it expired, another taker's), usually for a millisecond or two,
-/// but until its commit is flushed, which a busy disk can stretch to hundreds.
+/// but until its commit is flushed, which a busy server can stretch to hundreds.
 const CONTENDED_PATIENCE: Duration = Duration::from_secs(1);
 
-/// [`CONTENDED_PATIENCE`], or half of the store's `timeout` when that is shorter.
-fn contended_patience(timeout: Option<Duration>) -> Duration {
-    timeout.map_or(CONTENDED_PATIENCE, |timeout| {
-        (timeout / 2).min(CONTENDED_PATIENCE)
-    })
+/// How long an `acquire` of leases for `duration` keeps running again while it reports
+/// contention: [`CONTENDED_PATIENCE`], or a quarter of `duration` when that is shorter (the
+/// caller's local deadline counts from when it sent the acquire, so every millisecond spent
+/// here is one less of the leases it holds), or half of the store's `timeout` (so that the
+/// last run still has time to answer).
+fn contended_patience(duration: Duration, timeout: Option<Duration>) -> Duration {
+    let patience = CONTENDED_PATIENCE.min(duration / 4);
+    timeout.map_or(patience, |timeout| patience.min(timeout / 2))
 }
 
 /// The leases a statement wrote, as three arrays in partition order: partitions, epochs,
@@ -48,8 +50,8 @@ impl Requests {
     /// snapshot: see `sql/acquire.sql`), it runs again after a pause ([`FIRST_PAUSE`]
     /// doubling to [`LONGEST_PAUSE`]): the lock lasts one statement, and the lease is most
     /// likely free. The statement is idempotent (what a run granted, the next one finds held
-    /// and keeps its epoch). After [`contended_patience`] of the store's `timeout` the
-    /// refusal stands.
+    /// and keeps its epoch). After [`contended_patience`] (at most 1 s, a quarter of
+    /// `duration`, half of the store's `timeout`) the refusal stands.
     pub(crate) async fn acquire(
         &self,
         connection: &mut PgConnection,
@@ -63,7 +65,7 @@ impl Requests {
         // Rows are locked in partition order, whoever asks (see `sql/acquire.sql`).
         asked.sort_unstable();
         let requested: Vec<i64> = asked.iter().copied().map(i64::from).collect();
-        let (started, patience) = (Instant::now(), contended_patience(timeout));
+        let (started, patience) = (Instant::now(), contended_patience(duration, timeout));
         let mut pause = FIRST_PAUSE;
         let (retired, arrays) = loop {
             let (retired, contended, arrays) = self
@@ -272,4 +274,27 @@ fn partition_list(operation: Operation, partitions: &[i64]) -> Result<Vec<u32>, 
         .iter()
         .map(|&partition| COLUMNS.partition(operation, partition))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contended_patience_is_the_shortest_of_its_bounds() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(contended_patience(minute, None), CONTENDED_PATIENCE);
+        assert_eq!(
+            contended_patience(minute, Some(Duration::from_secs(5))),
+            CONTENDED_PATIENCE
+        );
+        assert_eq!(
+            contended_patience(Duration::from_millis(1500), Some(Duration::from_secs(5))),
+            Duration::from_millis(375)
+        );
+        assert_eq!(
+            contended_patience(minute, Some(Duration::from_millis(300))),
+            Duration::from_millis(150)
+        );
+    }
 }
