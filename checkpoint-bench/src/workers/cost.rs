@@ -162,17 +162,8 @@ pub(super) async fn scale(
     plan: Plan,
 ) -> Result<(), BenchError> {
     let (workers, partitions, settings) = plan.scale;
-    // Every request of the fleet goes through `timed`.
-    let timed = Arc::new(Timed::new(Arc::clone(store)));
-    let mut fleet = Fleet::new(
-        &(Arc::clone(&timed) as Arc<dyn BenchStore>),
-        group("scale"),
-        partitions,
-        settings,
-        Work::Idle,
-    );
     let (started, all) = (Instant::now(), (0..workers).collect::<Vec<usize>>());
-    fleet.start(workers)?;
+    let (fleet, timed) = start_timed(store, plan)?;
     let converged = converge(&fleet, &all, started).await;
     let went = Tally::of(&fleet.stats(&all));
     let requests = timed.take();
@@ -198,12 +189,23 @@ pub(super) async fn scale(
             return Ok(());
         }
     };
+    let converged = format!(
+        "converged: all owned in {}, balanced within ±1 in {}; {}; slowest requests: {}",
+        ms(owned),
+        ms(balanced),
+        went.describe(),
+        slowest(&requests)
+    );
     let Some(rest) = quiet_window(&fleet, &all, plan.rest_rounds).await else {
-        findings.figures.push(restless(backend, &fleet, workers));
-        eprintln!(
-            "checkpoint-bench: {backend}: scale: {}",
+        let moved = Tally::of(&fleet.stats(&all)).since(&went);
+        let measured = format!(
+            "{converged}; **never at rest** (something moved in each of {TRIES} windows; after \
+             converging: {moved}); {}",
             shut_down(fleet).await
         );
+        findings
+            .figures
+            .push(unconverged(backend, setting, measured));
         return Ok(());
     };
     let shutdown = shut_down(fleet).await;
@@ -214,12 +216,8 @@ pub(super) async fn scale(
         backend,
         setting,
         measured: format!(
-            "converged: all owned in {}, balanced within ±1 in {}; {}; slowest requests: {}; \
-             at rest {:.0} requests/s for all {workers} ({:.2} per worker per round); {shutdown}",
-            ms(owned),
-            ms(balanced),
-            went.describe(),
-            slowest(&requests),
+            "{converged}; at rest {:.0} requests/s for all {workers} ({:.2} per worker per \
+             round); {shutdown}",
             rest.requests as f64 / rest.seconds,
             rest.requests as f64 / rest.rounds as f64
         ),
@@ -256,7 +254,8 @@ async fn shut_down(fleet: Fleet) -> String {
     }
 }
 
-/// The figure of a scale fleet that did not converge: what it went through, in `measured`.
+/// The figure of a scale fleet that did not converge, or never rested: what it went through,
+/// in `measured`.
 fn unconverged(backend: &'static str, setting: String, measured: String) -> Figure {
     Figure {
         row: SCALE,
@@ -267,6 +266,21 @@ fn unconverged(backend: &'static str, setting: String, measured: String) -> Figu
         anchor: ANCHORS,
         met: Some(false),
     }
+}
+
+/// The scale fleet, started, every request of it going through the returned [`Timed`].
+fn start_timed(store: &Arc<dyn BenchStore>, plan: Plan) -> Result<(Fleet, Arc<Timed>), BenchError> {
+    let (workers, partitions, settings) = plan.scale;
+    let timed = Arc::new(Timed::new(Arc::clone(store)));
+    let mut fleet = Fleet::new(
+        &(Arc::clone(&timed) as Arc<dyn BenchStore>),
+        group("scale"),
+        partitions,
+        settings,
+        Work::Idle,
+    );
+    fleet.start(workers)?;
+    Ok((fleet, timed))
 }
 
 /// Waits until `members` own every partition, then until they are balanced; the time of each
@@ -329,6 +343,17 @@ impl Tally {
             min_held: held.clone().min().unwrap_or(0),
             max_held: held.max().unwrap_or(0),
         }
+    }
+
+    /// What changed since `before`, in words.
+    fn since(&self, before: &Self) -> String {
+        format!(
+            "{} more acquired, {} more handed over, {} more lost, {} more failed lease requests",
+            self.acquired - before.acquired,
+            self.handed_over - before.handed_over,
+            self.losses - before.losses,
+            self.failed - before.failed
+        )
     }
 
     fn describe(&self) -> String {
