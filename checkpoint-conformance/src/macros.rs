@@ -123,6 +123,8 @@ macro_rules! __lease_cases {
             a_lease_never_moves_a_checkpoint
             a_group_with_only_leases_is_not_listed
             concurrent_acquirers_each_partition_goes_to_one
+            a_release_racing_a_handover_request_releases
+            an_expired_lease_goes_to_a_taker_racing_its_former_holder
             lease_invalid_inputs_are_rejected
             lease_histories
         }

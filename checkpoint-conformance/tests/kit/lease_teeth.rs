@@ -36,6 +36,8 @@ const CASES: &[(&str, Run)] = table! {
     leases_lists_every_holder_and_live_owner
     a_handover_request_reaches_the_holder
     concurrent_acquirers_each_partition_goes_to_one
+    a_release_racing_a_handover_request_releases
+    an_expired_lease_goes_to_a_taker_racing_its_former_holder
     lease_invalid_inputs_are_rejected
     lease_histories
 };

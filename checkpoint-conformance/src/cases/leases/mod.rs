@@ -10,6 +10,7 @@
 //! | `listing` | `leases` shows every holder and live owner; a handover request reaches the holder |
 //! | `ties` | a retired subscription cannot be leased; purge removes leases; a lease never moves a checkpoint |
 //! | `race` | of concurrent acquirers of one partition, exactly one wins |
+//! | `crossed` | calls of two owners on one lease crossing each other: a release racing a handover request releases; an expired lease goes to a taker racing its former holder's call |
 //! | `inputs` | invalid input of every lease operation, rejected naming the argument |
 //! | `histories` | generated histories of several owners with real short leases: no two validity windows overlap |
 //!
@@ -23,6 +24,7 @@ use checkpoint_core::{Error, HeldLease, LeaseStore};
 
 use crate::{Failure, fresh_group};
 
+mod crossed;
 mod expiry;
 mod grants;
 mod histories;
@@ -33,6 +35,7 @@ mod release;
 mod renewal;
 mod ties;
 
+pub use crossed::*;
 pub use expiry::*;
 pub use grants::*;
 pub use histories::*;
@@ -53,6 +56,16 @@ const SHORT: Duration = Duration::from_millis(400);
 /// duration, before it calls the store stuck. DynamoDB's taker must watch a lease for its
 /// whole duration first; a loaded emulator answers slowly.
 const TAKEOVER_PATIENCE: Duration = Duration::from_secs(15);
+
+/// Rounds of each race case ([`concurrent_acquirers_each_partition_goes_to_one`] and the
+/// cases of `crossed`), from `CHECKPOINT_LEASE_RACES` (default 16): a race that goes wrong in
+/// one round of many needs many rounds to be seen.
+fn rounds() -> u32 {
+    std::env::var("CHECKPOINT_LEASE_RACES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(16)
+}
 
 /// The subscription every lease case uses, in a fresh group of its own.
 const SUBSCRIPTION: &str = "orders";

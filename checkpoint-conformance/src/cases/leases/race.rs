@@ -5,17 +5,8 @@ use std::collections::BTreeMap;
 use checkpoint_core::LeaseStore;
 use futures_util::future::join_all;
 
-use super::{LONG, SUBSCRIPTION, fresh};
+use super::{LONG, SUBSCRIPTION, fresh, rounds};
 use crate::{CaseResult, ensure};
-
-/// Rounds of [`concurrent_acquirers_each_partition_goes_to_one`], from
-/// `CHECKPOINT_LEASE_RACES` (default 16).
-fn rounds() -> u32 {
-    std::env::var("CHECKPOINT_LEASE_RACES")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(16)
-}
 
 /// Four owners on two clients acquire the same free partitions at the same moment, round
 /// after round: each partition is granted to exactly one of them, and `leases` agrees.
