@@ -38,7 +38,18 @@ pub enum LeaseFlaw {
     PartialRenew,
     /// `leases` leaves out the last lease.
     ListMissesHolder,
+    /// `request_handover` reads the lease, and a few milliseconds later writes the whole entry
+    /// back with its mark: a release in between is undone, the holder holds it again.
+    LostUpdate,
+    /// An owner's `acquire` keeps it busy for a few milliseconds (as a statement holds a row
+    /// lock), and another owner's `acquire` refuses an expired lease whose former holder is
+    /// busy, instead of granting it.
+    BusyHolderKeepsExpired,
 }
+
+/// How long a [`LeaseFlaw::LostUpdate`] request waits between reading and writing, and a
+/// [`LeaseFlaw::BusyHolderKeepsExpired`] owner stays busy after its acquire.
+const FLAW_WINDOW: Duration = Duration::from_millis(4);
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -52,6 +63,8 @@ struct Entry {
 struct Subscription {
     owners: HashMap<String, Instant>,
     leases: BTreeMap<u32, Entry>,
+    /// Until when each owner is busy with its acquire ([`LeaseFlaw::BusyHolderKeepsExpired`]).
+    busy: HashMap<String, Instant>,
 }
 
 type State = HashMap<(String, String), Subscription>;
@@ -129,6 +142,16 @@ impl Subscription {
         }
     }
 
+    /// Whether `partition` has an expired lease of another owner who is busy now.
+    fn held_by_busy(&self, partition: u32, owner: &str, now: Instant) -> bool {
+        self.leases.get(&partition).is_some_and(|entry| {
+            live(entry, now).is_none()
+                && entry.owner.as_deref().is_some_and(|holder| {
+                    holder != owner && self.busy.get(holder).is_some_and(|&until| until > now)
+                })
+        })
+    }
+
     fn grant(
         &mut self,
         partition: u32,
@@ -197,6 +220,32 @@ impl BrokenLeaseStore {
             }
         })
     }
+
+    /// The live leases of others among `partitions` read now, and written back whole with the
+    /// mark after a pause: whatever happened to them in between is undone.
+    async fn lost_update_request(
+        &self,
+        group: &str,
+        subscription: &str,
+        requester: &str,
+        partitions: &[u32],
+    ) {
+        let now = self.now();
+        let read: Vec<(u32, Entry)> = self.with(group, subscription, |s| {
+            partitions
+                .iter()
+                .filter_map(|&p| Some((p, s.leases.get(&p)?.clone())))
+                .filter(|(_, e)| live(e, now).is_some_and(|holder| holder != requester))
+                .collect()
+        });
+        tokio::time::sleep(FLAW_WINDOW).await;
+        self.with(group, subscription, |s| {
+            for (partition, mut entry) in read {
+                entry.wanted_by = Some(requester.to_owned());
+                s.leases.insert(partition, entry);
+            }
+        });
+    }
 }
 
 #[async_trait]
@@ -216,12 +265,20 @@ impl LeaseStore for BrokenLeaseStore {
                 .await);
         }
         let now = self.now();
+        let busy = self.flaw == LeaseFlaw::BusyHolderKeepsExpired;
         Ok(self.with(group, subscription, |s| {
+            if busy {
+                s.busy
+                    .insert(owner.to_owned(), Instant::now() + FLAW_WINDOW);
+            }
             s.extend(owner, now, now + duration, false);
             let mut refused: Vec<u32> = partitions
                 .iter()
                 .copied()
-                .filter(|&p| !s.grant(p, owner, now, now + duration, false))
+                .filter(|&p| {
+                    (busy && s.held_by_busy(p, owner, now))
+                        || !s.grant(p, owner, now, now + duration, false)
+                })
                 .collect();
             refused.sort_unstable();
             Acquired {
@@ -354,6 +411,11 @@ impl LeaseStore for BrokenLeaseStore {
         partitions: &[u32],
     ) -> Result<(), Error> {
         validate_request_handover(group, subscription, requester, partitions)?;
+        if self.flaw == LeaseFlaw::LostUpdate {
+            self.lost_update_request(group, subscription, requester, partitions)
+                .await;
+            return Ok(());
+        }
         let now = self.now();
         self.with(group, subscription, |s| {
             for partition in partitions {

@@ -151,6 +151,24 @@ fn a_list_that_misses_a_holder_is_caught() {
 }
 
 #[test]
+fn a_handover_request_that_undoes_a_release_is_caught() {
+    assert_caught(
+        LeaseFlaw::LostUpdate,
+        "a_release_racing_a_handover_request_releases",
+        "a released lease is free, whatever handover request crossed the release",
+    );
+}
+
+#[test]
+fn an_expired_lease_refused_while_its_former_holder_is_busy_is_caught() {
+    assert_caught(
+        LeaseFlaw::BusyHolderKeepsExpired,
+        "an_expired_lease_goes_to_a_taker_racing_its_former_holder",
+        "refused must name only partitions another owner holds live",
+    );
+}
+
+#[test]
 fn the_histories_catch_two_holders_at_once() {
     let failing = failures(LeaseFlaw::ClientClock, &["lease_histories"]);
     assert!(
