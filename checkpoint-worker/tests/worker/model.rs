@@ -98,4 +98,3 @@ fn workers_keep_their_promises() {
     }
     eprintln!("worker model: {cases} histories, seed {seed}, exercised {exercised:?}");
 }
-
