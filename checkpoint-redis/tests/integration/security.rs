@@ -245,6 +245,8 @@ async fn an_acl_user_passes_the_conformance_kit_without_a_refusal() {
         purge_removes_the_leases_of_a_retired_subscription
         a_lease_never_moves_a_checkpoint
         concurrent_acquirers_each_partition_goes_to_one
+        a_release_racing_a_handover_request_releases
+        an_expired_lease_goes_to_a_taker_racing_its_former_holder
     );
     acl.assert_nothing_refused().await;
 }
