@@ -122,23 +122,24 @@ impl Keeper {
     }
 
     /// Runs until the worker has shut down (or the store refused the subscription): the
-    /// renewer beside the keeper's turns, then the leave once both stopped.
+    /// renewer in a task of its own beside the keeper's turns, then the leave once both
+    /// stopped.
     pub(crate) async fn run(mut self) {
         let (stop, stopped) = oneshot::channel::<()>();
-        let renewals = self.renewals_out.take();
-        let (shared, rejoin) = (Arc::clone(&self.shared), Arc::clone(&self.rejoin));
-        let renewer = async move {
-            if let Some(out) = renewals {
-                Renewer::new(shared, out, rejoin).run(stopped).await;
-            }
-        };
-        let turns = async {
-            self.turns().await;
-            drop(stop);
-        };
+        let renewer = self.renewals_out.take().map(|out| {
+            let renewer = Renewer::new(Arc::clone(&self.shared), out, Arc::clone(&self.rejoin));
+            // A task of its own, so that a long stretch of the keeper's own work (balancing
+            // thousands of partitions on a loaded host) never holds a renew back; aborted with
+            // the keeper (a crash drops this future, and the guard with it).
+            AbortOnDrop(tokio::spawn(renewer.run(stopped)))
+        });
+        self.turns().await;
         // The renewer must not outlive the turns: a renew racing the leave would be refused
         // (and counted) for nothing.
-        tokio::join!(renewer, turns);
+        drop(stop);
+        if let Some(mut renewer) = renewer {
+            let _ = (&mut renewer.0).await;
+        }
         self.leave().await;
     }
 
@@ -297,8 +298,11 @@ impl Keeper {
     }
 
     /// How long a request may take: until the local deadline while leases are held, the lease
-    /// duration otherwise.
+    /// duration otherwise (a leave, a claim with nothing held: no lease to protect).
     fn bound(&self) -> Instant {
+        if self.held.is_empty() {
+            return Instant::now() + self.shared.settings.lease_duration;
+        }
         renewer::request_bound(&self.shared)
     }
 
@@ -366,6 +370,15 @@ impl Keeper {
         };
         #[cfg(feature = "metrics")]
         crate::metrics::publish(&self.shared);
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

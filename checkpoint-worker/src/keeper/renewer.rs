@@ -78,12 +78,15 @@ impl Renewer {
                 biased;
                 _ = &mut stop => return,
                 Some((sent_at, joining, result)) = in_flight.next() => {
+                    let result: Result<Vec<HeldLease>, Error> = result;
+                    let failed = result.is_err();
                     if !self.on_reply(sent_at, joining, result) {
                         return;
                     }
                     // A failed join or renew is tried again soon, not an interval later: the
-                    // deadline is counted from the last success.
-                    if in_flight.is_empty() {
+                    // deadline is counted from the last success. (Only a failed one: a success
+                    // keeps the cadence, two requests per interval at rest with the table read.)
+                    if failed && in_flight.is_empty() {
                         next = next.min(Instant::now() + interval / 4);
                     }
                 }

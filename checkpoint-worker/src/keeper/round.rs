@@ -188,15 +188,15 @@ impl Keeper {
         // A request of this worker stays pending while its mark is on a live lease, or the
         // partition is free (released for it, to claim).
         let me = self.shared.worker_id.as_str();
+        let leases: BTreeMap<u32, &checkpoint_core::Lease> = table
+            .leases
+            .iter()
+            .map(|lease| (lease.partition, lease))
+            .collect();
         self.asked.retain(|partition| {
-            table
-                .leases
-                .iter()
-                .all(|lease| lease.partition != *partition)
-                || table.leases.iter().any(|lease| {
-                    lease.partition == *partition
-                        && lease.handover_requested_by.as_deref() == Some(me)
-                })
+            leases
+                .get(partition)
+                .is_none_or(|lease| lease.handover_requested_by.as_deref() == Some(me))
         });
         self.live_workers = owners.len();
     }

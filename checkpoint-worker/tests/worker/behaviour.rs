@@ -76,6 +76,34 @@ async fn four_workers_balance_then_one_leaves_gracefully_with_its_partitions_wri
 }
 
 #[tokio::test(start_paused = true)]
+async fn at_rest_a_worker_makes_two_store_requests_per_renew_interval() {
+    let store = paused_store();
+    let a = start(&store, "a", 16);
+    let b = start(&store, "b", 16);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(held(&[&a, &b]), vec![8, 8]);
+    let before = (a.stats(), b.stats());
+    // 25 renew intervals of 200 ms.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    for (worker, before) in [(&a, &before.0), (&b, &before.1)] {
+        let after = worker.stats();
+        let requests = after.store_requests - before.store_requests;
+        let rounds = after.rounds - before.rounds;
+        assert!(
+            (24..=26).contains(&rounds),
+            "{}: {rounds} rounds in 25 renew intervals at rest",
+            after.worker_id
+        );
+        assert_eq!(
+            requests,
+            2 * rounds,
+            "{}: a renew and a table read per round at rest, whatever the partitions",
+            after.worker_id
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_crashed_workers_partitions_are_owned_again_within_the_lease_and_a_renew_interval() {
     let store = paused_store();
     let a = start(&store, "a", 16);
