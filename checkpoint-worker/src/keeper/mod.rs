@@ -1,8 +1,9 @@
 //! The lease keeper: one task per worker that renews, balances, hands partitions out to the
-//! application and takes them back. Two futures share the task: the [renewer](renewer), which
-//! sends the heartbeat's renew every renew interval whatever else is under way, and the rest,
-//! which reads the table, claims, asks, and finishes handovers (their final writes run in the
-//! background, so a slow store delays only the handover that waits for them). Every lease
+//! application and takes them back. Beside it runs the [renewer](renewer), a task of its own
+//! (aborted with the keeper's) that sends the heartbeat's renew every renew interval whatever
+//! else is under way; the keeper reads the table, claims, asks, and finishes handovers (their
+//! final writes run in the background, so a slow store delays only the handover that waits for
+//! them). Every lease
 //! request but the renews is made by the rest of the keeper, in order, each bounded by the
 //! local deadline, so its view of what it holds is never behind a request it made; a renew's
 //! answer is judged only against what was held when it was sent.

@@ -1,8 +1,9 @@
 //! The renewer: the heartbeat of a worker's leases, on a cadence of its own.
 //!
-//! It runs beside the rest of the keeper (in the same task, as a second future), so a final
-//! write, a release, a claim or a table read that is slow or hangs never holds back a renew:
-//! the renew of what the worker holds goes out every renew interval whatever else is under way.
+//! It runs beside the rest of the keeper, in a task of its own, so a final write, a release, a
+//! claim or a table read that is slow or hangs, or a long stretch of balancing, never holds
+//! back a renew: the renew of what the worker holds goes out every renew interval whatever
+//! else is under way.
 //! It moves the local deadline itself on every success (the assignments read it), and tells the
 //! rest of the keeper what the store said, which reconciles its partitions with it.
 
