@@ -51,9 +51,10 @@ log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNA
 cargo test --workspace --locked
 # The lease handover example as a test (examples/tests/processes.rs): worker processes killed,
 # frozen, stopped gracefully and joined, on PostgreSQL and Redis, whose features the workspace
-# run leaves off. Its SQLite case ran in the workspace run just above: skipped here, so that the
-# same scenario does not run twice (measured on 2 cores: about 13 s for these two, which run in
-# parallel; 12 s for the SQLite case in the workspace run).
+# run leaves off, and on Redis again with every checkpoint write slowed to 700 ms. Its SQLite
+# cases (plain and slow) ran in the workspace run just above: skipped here, so that the same
+# scenario does not run twice (measured on 2 cores: about 30 s for these three, two at a time;
+# about 17 s for the two SQLite cases in the workspace run).
 cargo test --locked -p checkpoint-examples --features all --test processes -- --skip on_sqlite
 # The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).
