@@ -52,8 +52,9 @@ pub(crate) struct Keeper {
     /// The renewer's answers, and (until `run` hands it over) where it sends them.
     renewals: mpsc::UnboundedReceiver<Renewal>,
     renewals_out: Option<mpsc::UnboundedSender<Renewal>>,
-    /// Lets the renewer join again after `NotHeld`, once everything was let go.
-    rejoin: Arc<tokio::sync::Notify>,
+    /// How many `NotHeld`s the keeper has handled (everything let go): the renewer joins
+    /// again only past the count it was fenced at.
+    rejoin: tokio::sync::watch::Sender<u64>,
     held: BTreeMap<u32, Held>,
     /// Final writes of handovers under way: each resolves to the partitions it wrote (aborted
     /// with the keeper).
@@ -102,7 +103,7 @@ impl Keeper {
             assignments: sender,
             renewals,
             renewals_out: Some(renewals_out),
-            rejoin: Arc::new(tokio::sync::Notify::new()),
+            rejoin: tokio::sync::watch::Sender::new(0),
             held: BTreeMap::new(),
             writing: tokio::task::JoinSet::new(),
             requested: BTreeMap::new(),
@@ -128,7 +129,7 @@ impl Keeper {
     pub(crate) async fn run(mut self) {
         let (stop, stopped) = oneshot::channel::<()>();
         let renewer = self.renewals_out.take().map(|out| {
-            let renewer = Renewer::new(Arc::clone(&self.shared), out, Arc::clone(&self.rejoin));
+            let renewer = Renewer::new(Arc::clone(&self.shared), out, self.rejoin.subscribe());
             // A task of its own, so that a long stretch of the keeper's own work (balancing
             // thousands of partitions on a loaded host) never holds a renew back; aborted with
             // the keeper (a crash drops this future, and the guard with it).
@@ -236,7 +237,7 @@ impl Keeper {
                     Error::NotHeld { .. } => {
                         self.joined = false;
                         self.lose_all("the store says its heartbeat expired");
-                        self.rejoin.notify_one();
+                        self.rejoin.send_modify(|handled| *handled += 1);
                     }
                     Error::Retired { .. } => {
                         self.lose_all("the subscription is retired");

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use checkpoint_core::{Error, HeldLease, Operation};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::settings::Mutation;
@@ -45,10 +45,13 @@ pub(super) struct Renewer {
     /// Whether the heartbeat is live, as far as the renewer knows: renew when it is, join
     /// (an empty acquire) when not.
     joined: bool,
-    /// After `NotHeld`: no join until the keeper has let go of every partition (`rejoin`),
-    /// so that a new heartbeat never extends the deadline of leases of the old one.
-    fenced: bool,
-    rejoin: Arc<Notify>,
+    /// After `NotHeld`: no join until the keeper has let go of every partition, so that a new
+    /// heartbeat never extends the deadline of leases of the old one. The keeper counts the
+    /// `NotHeld`s it has handled in `rejoin`; fenced at count `n`, the renewer waits for more
+    /// than `n` (a count, not a wake-up: two `NotHeld`s handled at once must not leave a wake-up
+    /// behind that would let a later fence through before the keeper handled it).
+    fenced: Option<u64>,
+    rejoin: watch::Receiver<u64>,
 }
 
 type Reply = (Instant, bool, Result<Vec<HeldLease>, Error>);
@@ -57,13 +60,13 @@ impl Renewer {
     pub(super) fn new(
         shared: Arc<Shared>,
         out: mpsc::UnboundedSender<Renewal>,
-        rejoin: Arc<Notify>,
+        rejoin: watch::Receiver<u64>,
     ) -> Self {
         Self {
             shared,
             out,
             joined: false,
-            fenced: false,
+            fenced: None,
             rejoin,
         }
     }
@@ -91,11 +94,14 @@ impl Renewer {
                         next = next.min(Instant::now() + interval / 4);
                     }
                 }
-                () = self.rejoin.notified(), if self.fenced => {
-                    self.fenced = false;
+                handled = wait_past(self.rejoin.clone(), self.fenced), if self.fenced.is_some() => {
+                    if !handled {
+                        return; // the keeper is gone
+                    }
+                    self.fenced = None;
                     next = Instant::now();
                 }
-                () = tokio::time::sleep_until(next), if !self.fenced && in_flight.len() < MAX_IN_FLIGHT => {
+                () = tokio::time::sleep_until(next), if self.fenced.is_none() && in_flight.len() < MAX_IN_FLIGHT => {
                     in_flight.push(self.send());
                     next = Instant::now() + interval;
                 }
@@ -165,7 +171,11 @@ impl Renewer {
                         // keeper is busy with.
                         self.shared.deadline.clear();
                         self.joined = false;
-                        self.fenced = true;
+                        // Fenced at what the keeper has handled so far: this `NotHeld` is not
+                        // among it (the keeper hears of it below).
+                        if self.fenced.is_none() {
+                            self.fenced = Some(*self.rejoin.borrow());
+                        }
                     }
                     Error::Retired { .. } => {}
                     other => {
@@ -184,6 +194,16 @@ impl Renewer {
         );
         self.out.send(renewal).is_ok() && !retired
     }
+}
+
+/// Waits until the keeper has handled more `NotHeld`s than `fenced_at`; `false` when the
+/// keeper is gone.
+async fn wait_past(mut rejoin: watch::Receiver<u64>, fenced_at: Option<u64>) -> bool {
+    let fenced_at = fenced_at.unwrap_or(0);
+    rejoin
+        .wait_for(|handled| *handled > fenced_at)
+        .await
+        .is_ok()
 }
 
 /// How long a lease request may take: until the local deadline while it is ahead (past it
