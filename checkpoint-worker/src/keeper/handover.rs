@@ -52,16 +52,17 @@ impl Keeper {
                 Counters::add(&self.shared.counters.drain_timeouts, 1);
                 tracing::warn!(worker = %self.shared.worker_id, partition, "drain deadline passed; handing over with entries in flight (they are redone)");
             }
-            ready.push(partition);
+            ready.push((partition, held.epoch));
         }
         if ready.is_empty() {
             return;
         }
         if self.mutated(Mutation::ReleasesBeforeTheFinalWrite) {
-            for partition in &ready {
+            let partitions: Vec<u32> = ready.iter().map(|&(partition, _)| partition).collect();
+            for partition in &partitions {
                 self.held.remove(partition);
             }
-            let released = self.release_leases(&ready).await;
+            let released = self.release_leases(&partitions).await;
             Counters::add(&self.shared.counters.handovers_out, released);
             tokio::spawn(final_writes(Arc::clone(&self.shared), ready));
             return;
@@ -70,21 +71,29 @@ impl Keeper {
             .spawn(final_writes(Arc::clone(&self.shared), ready));
     }
 
-    /// The final writes of `partitions` are done: releases those still held (a partition lost
-    /// meanwhile, at the local deadline, is not this worker's to release).
-    pub(super) async fn written(&mut self, partitions: &[u32]) {
-        let still_held: Vec<u32> = partitions
-            .iter()
-            .copied()
-            .filter(|partition| self.held.remove(partition).is_some())
-            .collect();
+    /// The final writes of `partitions` (with the epochs they were handed over under) are
+    /// done: releases those still held under that epoch and writing (a partition lost
+    /// meanwhile, at the local deadline, is not this worker's to release, nor is a new grant of
+    /// it that came after).
+    pub(super) async fn written(&mut self, partitions: &[(u32, u64)]) {
+        let mut still_held = Vec::new();
+        for &(partition, epoch) in partitions {
+            if self
+                .held
+                .get(&partition)
+                .is_some_and(|held| held.writing && held.epoch == epoch)
+            {
+                self.held.remove(&partition);
+                still_held.push(partition);
+            }
+        }
         let released = self.release_leases(&still_held).await;
         Counters::add(&self.shared.counters.handovers_out, released);
     }
 }
 
-/// The committer's last write of `partitions` (one write for all of them), which it then
-/// forgets; returns them. A write that fails is tried once more straight through the store; if
+/// The committer's last write of the partitions `handed_over` (one write for all of them),
+/// which it then forgets; returns them, with their epochs. A write that fails is tried once more straight through the store; if
 /// that fails too, the next owner redoes from the stored position (counted in
 /// `final_write_failures`).
 ///
@@ -94,7 +103,11 @@ impl Keeper {
 /// then goes ahead, the write carries on in the background (a store only moves a checkpoint
 /// forward, so landing late is harmless) and the next owner may resume before it lands,
 /// redoing what it carries (counted in `final_write_failures`).
-async fn final_writes(shared: Arc<Shared>, partitions: Vec<u32>) -> Vec<u32> {
+async fn final_writes(shared: Arc<Shared>, handed_over: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
+    let partitions: Vec<u32> = handed_over
+        .iter()
+        .map(|&(partition, _)| partition)
+        .collect();
     let budget = final_write_budget(&shared);
     let writing = tokio::spawn(write_each(Arc::clone(&shared), partitions.clone()));
     if tokio::time::timeout(budget, writing).await.is_err() {
@@ -104,7 +117,7 @@ async fn final_writes(shared: Arc<Shared>, partitions: Vec<u32>) -> Vec<u32> {
         );
         tracing::warn!(worker = %shared.worker_id, ?partitions, ?budget, "the final checkpoint write did not finish in time; handing over anyway (the next owner may redo entries)");
     }
-    partitions
+    handed_over
 }
 
 /// How long a handover's final write may take (see [`final_writes`]).

@@ -56,9 +56,9 @@ pub(crate) struct Keeper {
     /// again only past the count it was fenced at.
     rejoin: tokio::sync::watch::Sender<u64>,
     held: BTreeMap<u32, Held>,
-    /// Final writes of handovers under way: each resolves to the partitions it wrote (aborted
-    /// with the keeper).
-    writing: tokio::task::JoinSet<Vec<u32>>,
+    /// Final writes of handovers under way: each resolves to the partitions it wrote, with the
+    /// epochs they were handed over under (aborted with the keeper).
+    writing: tokio::task::JoinSet<Vec<(u32, u64)>>,
     /// Handovers other owners asked of this worker, by partition, from the last renew.
     requested: BTreeMap<u32, String>,
     /// Partitions this worker asked for and has not been granted yet.
