@@ -16,6 +16,8 @@
 //! - [`LeaseStore`], partition ownership beside the checkpoints: leases with a fencing epoch,
 //!   renewed all at once, expired by the store's one clock ([`lease`]);
 //! - [`InMemoryCheckpointStore`], the reference implementation;
+//! - [`source`], the contract of the logs a subscription reads (no entry ever arrives below
+//!   where a read said to go on), with [`source::InMemorySource`];
 //! - [`batch`], helpers for backends that save a batch natively;
 //! - [`settings`], the settings every store shares ([`DEFAULT_TIMEOUT`]) and how they are
 //!   checked, and [`stored`], the range rules for values read back and the one error
@@ -65,6 +67,7 @@ mod memory_admin;
 mod memory_lease;
 mod query;
 pub mod settings;
+pub mod source;
 mod store;
 mod store_impls;
 pub mod stored;
