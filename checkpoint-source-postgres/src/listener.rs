@@ -1,0 +1,158 @@
+//! Waking readers: one LISTEN connection per source, in a task of its own.
+//!
+//! The trigger that [`migrate`](crate::PostgresSource::migrate) creates sends `NOTIFY` with the
+//! partition of every insert; PostgreSQL delivers it when the writer commits. Each partition
+//! has a counter that the task bumps per notification; a waiter takes the counter before it
+//! checks the table and waits for a change after, so a commit between the check and the wait
+//! is never missed.
+//!
+//! A notification can be lost only while the connection is down. Whenever the task has
+//! (re)connected and issued `LISTEN`, it bumps every partition, so every waiter checks the
+//! table again by reading: a commit sent while the connection was down is found that way.
+//! While it is down, waiters poll at the source's interval.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::{PgListener, PgPoolOptions};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// The application name of the notification connection, so an operator (or a test) can find it
+/// in `pg_stat_activity`.
+pub const LISTENER_APPLICATION_NAME: &str = "checkpoint-source-postgres listener";
+
+/// The longest pause between two attempts to reconnect.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
+
+/// The counters the task bumps, and whether it is listening now.
+#[derive(Debug)]
+struct Signals {
+    partitions: Vec<watch::Sender<u64>>,
+    listening: watch::Sender<bool>,
+}
+
+impl Signals {
+    fn bump(&self, partition: usize) {
+        if let Some(sender) = self.partitions.get(partition) {
+            sender.send_modify(|count| *count = count.wrapping_add(1));
+        }
+    }
+
+    fn bump_all(&self) {
+        for partition in 0..self.partitions.len() {
+            self.bump(partition);
+        }
+    }
+}
+
+/// The wake-ups of one source; dropping it stops the task.
+#[derive(Debug)]
+pub(crate) struct Wakeups {
+    signals: Arc<Signals>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Wakeups {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Wakeups {
+    /// Starts the task on its own connection (the pool's options with its own application
+    /// name, outside the pool, so it never holds one of the application's connections) and
+    /// waits until its first attempt to listen has succeeded or failed, at most `first`.
+    pub(crate) async fn start(
+        pool: &PgPool,
+        channel: String,
+        partitions: u32,
+        first: Duration,
+    ) -> Self {
+        let signals = Arc::new(Signals {
+            partitions: (0..partitions).map(|_| watch::channel(0).0).collect(),
+            listening: watch::channel(false).0,
+        });
+        let options = (*pool.connect_options())
+            .clone()
+            .application_name(LISTENER_APPLICATION_NAME);
+        let attempted = watch::channel(false);
+        let task = tokio::spawn(listen(options, channel, Arc::clone(&signals), attempted.0));
+        let mut attempted = attempted.1;
+        let _ = tokio::time::timeout(first, attempted.wait_for(|done| *done)).await;
+        Self { signals, task }
+    }
+
+    /// A receiver of `partition`'s counter, with its current value seen.
+    pub(crate) fn subscribe(&self, partition: u32) -> Option<watch::Receiver<u64>> {
+        let sender = self.signals.partitions.get(partition as usize)?;
+        let mut receiver = sender.subscribe();
+        receiver.borrow_and_update();
+        Some(receiver)
+    }
+
+    /// Whether the task is listening now (else waiters poll).
+    pub(crate) fn listening(&self) -> bool {
+        *self.signals.listening.borrow()
+    }
+}
+
+/// The task: listen, bump counters, reconnect after a failure with a growing pause.
+async fn listen(
+    options: sqlx::postgres::PgConnectOptions,
+    channel: String,
+    signals: Arc<Signals>,
+    attempted: watch::Sender<bool>,
+) {
+    let mut delay = Duration::from_millis(50);
+    loop {
+        // A pool of one connection: PgListener reconnects through it after a lost connection.
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_lazy_with(options.clone());
+        match PgListener::connect_with(&pool).await {
+            Ok(mut listener) => match listener.listen(&channel).await {
+                Ok(()) => {
+                    delay = Duration::from_millis(50);
+                    signals.listening.send_replace(true);
+                    // Anything committed while nobody listened is found by reading again.
+                    signals.bump_all();
+                    attempted.send_replace(true);
+                    receive(&mut listener, &signals).await;
+                }
+                Err(error) => tracing::warn!(%error, "LISTEN failed; readers poll meanwhile"),
+            },
+            Err(error) => {
+                tracing::warn!(%error, "cannot connect to listen; readers poll meanwhile")
+            }
+        }
+        signals.listening.send_replace(false);
+        signals.bump_all();
+        attempted.send_replace(true);
+        pool.close().await;
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX_RECONNECT_DELAY);
+    }
+}
+
+/// Bumps counters until the connection fails for good.
+async fn receive(listener: &mut PgListener, signals: &Signals) {
+    loop {
+        match listener.try_recv().await {
+            Ok(Some(notification)) => match notification.payload().parse::<usize>() {
+                Ok(partition) => signals.bump(partition),
+                Err(_) => signals.bump_all(),
+            },
+            // The connection was lost and sqlx listens again on a new one: what was sent in
+            // between is lost, so every waiter reads again.
+            Ok(None) => signals.bump_all(),
+            Err(error) => {
+                tracing::warn!(%error, "the notification connection failed; readers poll meanwhile");
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! [`PostgresSource`]: its construction, options and the [`Source`] operations.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use checkpoint_core::source::{Entry, Page, Source, SourceError};
+use sqlx::{PgPool, Row};
+use tokio::sync::OnceCell;
+
+use crate::error::{backend, within};
+use crate::layout::Layout;
+use crate::listener::Wakeups;
+use crate::position;
+use crate::schema::{self, Verified};
+use crate::statements::{Statements, sql};
+
+/// How long an operation may take unless [`PostgresSource::with_timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often [`Source::wait`] reads again when it cannot be woken (no notification connection
+/// or no trigger), unless [`PostgresSource::with_poll_interval`] says otherwise.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The longest pause of [`Source::wait`] between two reads while committed entries wait for an
+/// older transaction to end (no notification says when that happens).
+const MAX_HORIZON_PAUSE: Duration = Duration::from_millis(50);
+
+/// A [`Source`] over an event table of the application's, read in the writing transactions'
+/// order (see the crate doc for the design and why it never skips a committed entry).
+///
+/// Cloning is cheap and shares the pool, the setup check and the notification connection.
+#[derive(Debug, Clone)]
+pub struct PostgresSource {
+    pool: PgPool,
+    partitions: u32,
+    layout: Layout,
+    statements: Statements,
+    timeout: Option<Duration>,
+    poll_interval: Duration,
+    verified: Arc<OnceCell<Verified>>,
+    wakeups: Arc<OnceCell<Wakeups>>,
+}
+
+impl PostgresSource {
+    /// A source of `partitions` partitions over the table [`DEFAULT_TABLE`](crate::DEFAULT_TABLE)
+    /// of `pool`'s database. Nothing is sent until the first operation, which checks the table
+    /// once (see [`verify`](Self::verify)).
+    pub fn new(pool: PgPool, partitions: u32) -> Self {
+        let layout = Layout::default();
+        Self {
+            pool,
+            partitions,
+            statements: Statements::for_layout(&layout),
+            layout,
+            timeout: Some(DEFAULT_TIMEOUT),
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            verified: Arc::default(),
+            wakeups: Arc::default(),
+        }
+    }
+
+    fn with_layout(mut self, layout: Layout) -> Self {
+        self.statements = Statements::for_layout(&layout);
+        self.layout = layout;
+        self.verified = Arc::default();
+        self.wakeups = Arc::default();
+        self
+    }
+
+    /// Uses the table `name` (`table` or `schema.table`). Each part must match
+    /// `[A-Za-z_][A-Za-z0-9_]*`; the table part has at most 56 bytes, so that the names beside
+    /// it (`{table}_source`, `{table}_notify`) fit PostgreSQL's 63.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for any other name.
+    pub fn with_table(self, name: &str) -> Result<Self, SourceError> {
+        let layout = self.layout.clone().with_table(name)?;
+        Ok(self.with_layout(layout))
+    }
+
+    /// Uses the integer column `name` as the partition, instead of `partition`.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for a name that is not a plain identifier.
+    pub fn with_partition_column(self, name: &str) -> Result<Self, SourceError> {
+        let layout = self.layout.clone().with_partition_column(name)?;
+        Ok(self.with_layout(layout))
+    }
+
+    /// Uses the integer column `name`, filled from a sequence at insert, as the order of the
+    /// entries within one transaction, instead of `seq` (for example an existing `id bigserial`).
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for a name that is not a plain identifier.
+    pub fn with_sequence_column(self, name: &str) -> Result<Self, SourceError> {
+        let layout = self.layout.clone().with_sequence_column(name)?;
+        Ok(self.with_layout(layout))
+    }
+
+    /// Fails an operation that takes longer than `timeout` (a pooled connection's wait
+    /// included) with [`SourceError::Timeout`]; `None` lets it take as long as the pool and the
+    /// server make it. [`Source::wait`] bounds each of its reads, not the wait itself.
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How often [`Source::wait`] reads again when no notification can wake it (the
+    /// notification connection is down, or the table has no trigger). At least 1 ms.
+    pub fn with_poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The pool the source reads through.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Creates the table, its read index, the `{table}_source` table with the partition count
+    /// and the notification trigger, whichever are missing (see the crate doc's schema), then
+    /// checks them as [`verify`](Self::verify) does. Idempotent, safe from many processes.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::Setup`] when a table of that name exists but does not fit (another
+    /// partition count, a column missing or of another type); [`SourceError::Backend`] when
+    /// the server refuses (for example for lack of privileges).
+    pub async fn migrate(&self) -> Result<(), SourceError> {
+        let verified = within(
+            "migrate",
+            self.timeout,
+            schema::migrate(&self.pool, &self.layout, self.partitions),
+        )
+        .await?;
+        let _ = self.verified.set(verified);
+        Ok(())
+    }
+
+    /// The statements that prepare an existing event table of this source's name for it, to
+    /// run in one transaction before [`migrate`](Self::migrate) (which then adds the index,
+    /// the partition count and the trigger): the `tx` column, filled for the rows already
+    /// there so that they keep their sequence order and come before every later entry, then
+    /// given its default; `key` and `appended_at` when missing. The crate doc shows them.
+    pub fn existing_table_statements(&self) -> Vec<String> {
+        schema::existing_table(&self.layout)
+    }
+
+    /// Checks that the table exists with the columns a read needs, of the right types, that
+    /// `tx` defaults to `pg_current_xact_id()`, and that the stored partition count is this
+    /// source's. Every operation runs it once before its first query; a failed check is run
+    /// again by the next operation.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::Setup`] naming what is wrong and what to do; nothing is read.
+    pub async fn verify(&self) -> Result<(), SourceError> {
+        self.ready().await.map(|_| ())
+    }
+
+    pub(crate) async fn ready(&self) -> Result<Verified, SourceError> {
+        self.verified
+            .get_or_try_init(|| {
+                within(
+                    "verify",
+                    self.timeout,
+                    schema::verify(&self.pool, &self.layout, self.partitions),
+                )
+            })
+            .await
+            .copied()
+    }
+
+    pub(crate) fn statements(&self) -> &Statements {
+        &self.statements
+    }
+
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    async fn fetch_page(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
+        let (xid, skip) = position::decode(from);
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        let rows = sqlx::query(sql(&self.statements.read))
+            .bind(i64::from(partition))
+            .bind(as_i64(xid))
+            .bind(as_i64(skip))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|error| backend("read", error))?;
+        let mut entries = Vec::with_capacity(rows.len());
+        // (transaction, index of the next entry of it): rows of the transaction `from` points
+        // into start at `skip`, every later one at its first entry.
+        let mut current: Option<(u64, u64)> = None;
+        for row in rows {
+            let tx = as_u64(row.try_get::<i64, _>(0).map_err(|e| backend("read", e))?);
+            let index = match current {
+                Some((last, next)) if last == tx => next,
+                _ if tx == xid => skip,
+                _ => 0,
+            };
+            current = Some((tx, index + 1));
+            let at: Option<i64> = row.try_get(4).map_err(|e| backend("read", e))?;
+            entries.push(Entry {
+                position: position::encode(tx, index)?,
+                key: row.try_get(2).map_err(|e| backend("read", e))?,
+                payload: row.try_get(3).map_err(|e| backend("read", e))?,
+                appended_at: at.and_then(micros_to_time),
+            });
+        }
+        let next = entries.last().map_or(from, |last| last.position + 1);
+        Ok(Page { entries, next })
+    }
+
+    async fn probe(&self, partition: u32, from: u64) -> Result<(bool, bool), SourceError> {
+        let (xid, skip) = position::decode(from);
+        let request = async {
+            sqlx::query_as(sql(&self.statements.probe))
+                .bind(i64::from(partition))
+                .bind(as_i64(xid))
+                .bind(as_i64(skip))
+                .fetch_one(&self.pool)
+                .await
+                .map_err(|error| backend("wait", error))
+        };
+        within("wait", self.timeout, request).await
+    }
+
+    async fn wakeups(&self) -> &Wakeups {
+        self.wakeups
+            .get_or_init(|| {
+                Wakeups::start(
+                    &self.pool,
+                    self.layout.channel(),
+                    self.partitions,
+                    self.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                )
+            })
+            .await
+    }
+}
+
+/// Transaction ids and indexes are below 2^63 (xid8 values are), so they fit an `int8`.
+fn as_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn as_u64(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+fn micros_to_time(micros: i64) -> Option<SystemTime> {
+    let micros = u64::try_from(micros).ok()?;
+    UNIX_EPOCH.checked_add(Duration::from_micros(micros))
+}
+
+#[async_trait]
+impl Source for PostgresSource {
+    fn partitions(&self) -> u32 {
+        self.partitions
+    }
+
+    async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
+        SourceError::check_read(partition, self.partitions, from, max)?;
+        self.ready().await?;
+        within("read", self.timeout, self.fetch_page(partition, from, max)).await
+    }
+
+    async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
+        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_from(from)?;
+        let verified = self.ready().await?;
+        let wakeups = self.wakeups().await;
+        let Some(mut woken) = wakeups.subscribe(partition) else {
+            return Ok(());
+        };
+        let mut horizon_pause = Duration::from_millis(1);
+        loop {
+            woken.borrow_and_update();
+            let (readable, waiting_for_horizon) = self.probe(partition, from).await?;
+            if readable {
+                return Ok(());
+            }
+            // Committed entries behind an older transaction: no notification tells when it
+            // ends (it may write elsewhere, or nothing), so read again soon.
+            let pause = if waiting_for_horizon {
+                let pause = horizon_pause;
+                horizon_pause = (horizon_pause * 2).min(MAX_HORIZON_PAUSE);
+                pause
+            } else if verified.notifies && wakeups.listening() {
+                // A safety net only: the notification wakes the waiter first.
+                self.poll_interval * 20
+            } else {
+                self.poll_interval
+            };
+            tokio::select! {
+                _ = woken.changed() => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
+    async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
+        SourceError::check_partition(partition, self.partitions)?;
+        self.ready().await?;
+        let request = async {
+            let row: Option<(i64, i64)> = sqlx::query_as(sql(&self.statements.head))
+                .bind(i64::from(partition))
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|error| backend("head", error))?;
+            match row {
+                Some((tx, count)) if count > 0 => {
+                    position::encode(as_u64(tx), as_u64(count - 1)).map(Some)
+                }
+                _ => Ok(None),
+            }
+        };
+        within("head", self.timeout, request).await
+    }
+}

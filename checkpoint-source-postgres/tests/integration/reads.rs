@@ -1,0 +1,138 @@
+//! Reads: order, positions, transactions committed out of order, rollbacks, long transactions.
+
+use std::time::Duration;
+
+use checkpoint_core::source::Source;
+use checkpoint_source_postgres::position::{INDEX_BITS, decode};
+
+use crate::support::{read_all, source};
+
+#[tokio::test]
+async fn entries_come_back_in_order_with_key_payload_and_time_from_every_position() {
+    let source = source("reads", 2).await;
+    let mut appended = Vec::new();
+    for i in 0..7u8 {
+        let key = format!("stream-{}", i % 3);
+        appended.push(source.append(1, Some(&key), &[i]).await.unwrap());
+    }
+    let all = source.read(1, 0, 100).await.unwrap();
+    let positions: Vec<u64> = all.entries.iter().map(|e| e.position).collect();
+    assert_eq!(
+        positions, appended,
+        "append returns the position a read gives"
+    );
+    assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(all.next, positions[6] + 1);
+    assert_eq!(all.entries[4].key.as_deref(), Some("stream-1"));
+    assert_eq!(all.entries[4].payload, vec![4]);
+    assert!(all.entries[4].appended_at.is_some());
+    assert_eq!(source.head(1).await.unwrap(), Some(positions[6]));
+    assert_eq!(source.head(0).await.unwrap(), None);
+    assert!(source.read(0, 0, 10).await.unwrap().entries.is_empty());
+    // From every position (and every checkpoint between), the rest in pages of any size.
+    for (i, &position) in positions.iter().enumerate() {
+        for max in [1, 2, 100] {
+            let rest = read_all(&source, 1, position, max).await;
+            let expected: Vec<u64> = positions[i..].to_vec();
+            assert_eq!(rest.iter().map(|e| e.0).collect::<Vec<_>>(), expected);
+        }
+        let after = read_all(&source, 1, position + 1, 3).await;
+        assert_eq!(after.len(), positions.len() - i - 1);
+    }
+    let empty = source.read(1, all.next, 10).await.unwrap();
+    assert!(empty.entries.is_empty());
+    assert_eq!(
+        empty.next, all.next,
+        "an empty page goes on from where it was asked"
+    );
+}
+
+#[tokio::test]
+async fn a_transaction_s_entries_share_its_id_and_count_per_partition_and_a_rollback_leaves_none() {
+    let source = source("tx", 2).await;
+    let mut transaction = source.pool().begin().await.unwrap();
+    let a = source
+        .append_in(&mut transaction, 0, None, b"a")
+        .await
+        .unwrap();
+    let b = source
+        .append_in(&mut transaction, 1, None, b"b")
+        .await
+        .unwrap();
+    let c = source
+        .append_in(&mut transaction, 0, None, b"c")
+        .await
+        .unwrap();
+    assert_eq!(decode(a).0, decode(c).0);
+    assert_eq!((decode(a).1, decode(b).1, decode(c).1), (0, 0, 1));
+    assert!(
+        source.read(0, 0, 10).await.unwrap().entries.is_empty(),
+        "not committed yet"
+    );
+    transaction.commit().await.unwrap();
+    let page = source.read(0, 0, 10).await.unwrap();
+    let positions: Vec<u64> = page.entries.iter().map(|e| e.position).collect();
+    assert_eq!(positions, vec![a, c]);
+    // A read from the middle of a transaction returns the rest of it.
+    assert_eq!(read_all(&source, 0, c, 10).await, vec![(c, b"c".to_vec())]);
+
+    let mut rolled_back = source.pool().begin().await.unwrap();
+    source
+        .append_in(&mut rolled_back, 0, None, b"never")
+        .await
+        .unwrap();
+    rolled_back.rollback().await.unwrap();
+    let after = source.append(0, None, b"d").await.unwrap();
+    let all = read_all(&source, 0, 0, 10).await;
+    assert_eq!(
+        all.iter().map(|e| e.0).collect::<Vec<_>>(),
+        vec![a, c, after]
+    );
+}
+
+/// The trap of every sequence-ordered reader: a transaction takes its sequence value first and
+/// commits after a later one. Here the later one is not readable until the earlier has ended,
+/// and then both are read, the earlier first: nothing is skipped.
+#[tokio::test]
+async fn an_entry_that_commits_late_is_read_before_the_later_ones_never_skipped() {
+    let source = source("late", 1).await;
+    let mut early = source.pool().begin().await.unwrap();
+    let first = source
+        .append_in(&mut early, 0, None, b"early")
+        .await
+        .unwrap();
+    let second = source.append(0, None, b"committed first").await.unwrap();
+    assert!(first < second, "ordered by writing transaction");
+    let page = source.read(0, 0, 10).await.unwrap();
+    assert!(
+        page.entries.is_empty(),
+        "the later entry waits for the earlier transaction"
+    );
+    assert_eq!(page.next, 0);
+    assert_eq!(source.head(0).await.unwrap(), None);
+    early.commit().await.unwrap();
+    let page = source.read(0, 0, 10).await.unwrap();
+    let positions: Vec<u64> = page.entries.iter().map(|e| e.position).collect();
+    assert_eq!(positions, vec![first, second]);
+}
+
+/// A transaction that writes elsewhere (or only took an id) holds readers back in every
+/// partition until it ends: a delay, never a skip.
+#[tokio::test]
+async fn a_long_transaction_elsewhere_delays_reads_until_it_ends() {
+    let source = source("long", 2).await;
+    let mut long = source.pool().begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()")
+        .execute(&mut *long)
+        .await
+        .unwrap();
+    let position = source.append(1, None, b"x").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(source.read(1, 0, 10).await.unwrap().entries.is_empty());
+    long.rollback().await.unwrap();
+    let page = source.read(1, 0, 10).await.unwrap();
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(page.entries[0].position, position);
+    assert_eq!(page.next, position + 1);
+    assert_eq!(position & ((1 << INDEX_BITS) - 1), 0);
+}

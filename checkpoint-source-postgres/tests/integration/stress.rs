@@ -1,0 +1,1 @@
+//! The commit-order stress test (placeholder, written next).
