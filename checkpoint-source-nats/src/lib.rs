@@ -1,0 +1,108 @@
+//! A NATS JetStream [`Source`](checkpoint_core::source::Source): a stream's subjects are the
+//! partitions, a message's stream sequence is its position, and a reader that resumes at a
+//! checkpoint reads every stored message of its partition from there, none skipped.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), checkpoint_core::source::SourceError> {
+//! use checkpoint_core::source::Source;
+//! use checkpoint_source_nats::{NatsSource, NatsSourceConfig};
+//!
+//! let client = async_nats::connect("nats://127.0.0.1:4222").await.expect("NATS is up");
+//! let context = async_nats::jetstream::new(client);
+//! let config = NatsSourceConfig::new("ORDERS", 8)?.with_subject_prefix("orders")?;
+//! NatsSource::create_stream(&context, &config).await?; // once: subjects orders.*
+//! let source = NatsSource::new_with_config(context, config).await?;
+//!
+//! let position = source.append(3, Some("order-17"), b"placed".to_vec()).await?;
+//! let page = source.read(3, 0, 100).await?; // from a checkpoint: `resume_at()`
+//! assert_eq!(page.entries.last().map(|entry| entry.position), Some(position));
+//! assert_eq!(source.head(3).await?, Some(position));
+//! // Nothing new yet: wait for the next message without polling (bound it yourself).
+//! let _ = tokio::time::timeout(
+//!     std::time::Duration::from_secs(1),
+//!     source.wait(3, page.next),
+//! ).await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//!
+//! | what | where | example |
+//! | --- | --- | --- |
+//! | the log | one stream, limits retention (the default), any storage | `ORDERS` |
+//! | partition `p` | subject `<prefix>.<p>` (the prefix is the stream's name unless [`NatsSourceConfig::with_subject_prefix`]) | `orders.3` |
+//! | position | the message's stream sequence (from 1, shared by all subjects, so a partition's positions are sparse) | `1042` |
+//! | key | header `Checkpoint-Key` ([`KEY_HEADER`]) | `order-17` |
+//! | appended at | the time the stream stored it | |
+//! | partition count | `checkpoint-partitions=N` in the stream's description ([`PARTITIONS_MARKER`]) | `checkpoint-partitions=8` |
+//!
+//! [`NatsSource::create_stream`] makes such a stream: file storage, subjects `<prefix>.*`, the
+//! count in the description. An existing stream is checked by [`NatsSource::new`] before
+//! anything is read, each problem a [`SourceError::Setup`](checkpoint_core::source::SourceError::Setup)
+//! saying what to do: a missing stream; work-queue or interest retention (they delete what a
+//! consumer read); a partition subject the stream does not capture; a recorded count other than
+//! the source's; a wildcard that may hold partitions beyond the count when no count is recorded.
+//!
+//! # Why no stored message is skipped
+//!
+//! JetStream assigns a message its sequence when it stores it, one message after another in
+//! the stream's order: a sequence is never assigned twice, and once the stream has assigned
+//! `s`, no later message gets a sequence below `s`. So the messages of a subject at or after
+//! `from` that a consumer delivers in order are all the stored ones, and no message with a
+//! lower sequence can appear after a read.
+//!
+//! - **A read** takes up to `max` messages the consumer has now (a pull that does not wait,
+//!   `no_wait`), of an ephemeral pull consumer filtered to the partition's subject, started at
+//!   `from` (deliver by start sequence), without acknowledgements. `next` is after the last
+//!   one. Deliveries carry a consumer sequence that counts up by one; a jump (a pull abandoned
+//!   halfway, a consumer reset) ends the read with what came before it and drops the consumer.
+//! - **An empty read** asks the stream for its last sequence `L` first, then asks the stream
+//!   (not the consumer) for the subject's first message at or after `from`. When there is
+//!   none, `next` is `max(from, L + 1)`: every sequence up to `L` was assigned before the
+//!   second question, and none of them is a message of the subject at or after `from`. A
+//!   partition with few messages so moves its checkpoint along with the stream.
+//! - **A message deleted** (by limits, `max_age`, a purge or a delete) is no longer read: it
+//!   does not come back either. Size the stream's limits so that readers keep up.
+//! - **[`NatsSource::append`]** returns the position once the stream acknowledged (stored) the
+//!   message; a lost acknowledgement may hide a stored message, so publishing again may store
+//!   it twice.
+//!
+//! # Costs
+//!
+//! A source keeps each partition's consumer between reads (up to four idle ones per
+//! partition, for readers at different positions): a reader going on from the `next` its
+//! last read returned sends one pull request per read. A read from elsewhere creates a
+//! consumer (one more request) and the oldest idle one is deleted. An empty read adds two
+//! requests (stream info, message get). [`Source::wait`](checkpoint_core::source::Source::wait)
+//! leaves a pull request on the server that it answers as soon as a message of the subject is
+//! stored (a push, no polling), sent again every [`NatsSourceConfig::with_wait_expiry`]; the
+//! message it brings is kept for the next read. A read or wait that is cancelled or fails
+//! drops its consumer; consumers nobody pulls from go after two minutes on the server.
+//! [`Source::head`](checkpoint_core::source::Source::head) is one request (last message by
+//! subject).
+//!
+//! # Server
+//!
+//! Written against NATS 2.9 (no batch direct get, no stream metadata: the count lives in the
+//! description), which the tests run on. After a server restart the client reconnects; a read
+//! whose idle consumer went with the restart opens a new one at the same position.
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod append;
+mod config;
+mod cursor;
+mod error;
+mod pool;
+mod setup;
+mod source;
+mod subjects;
+
+pub use config::{DEFAULT_TIMEOUT, DEFAULT_WAIT_EXPIRY, NatsSourceConfig};
+pub use setup::PARTITIONS_MARKER;
+pub use source::NatsSource;
+
+/// The header that carries an entry's key.
+pub const KEY_HEADER: &str = "Checkpoint-Key";

@@ -1,0 +1,17 @@
+//! Integration tests of the NATS JetStream source against the machine's server: `NATS_URL`
+//! (default `nats://127.0.0.1:4222`, JetStream on). A test fails when it cannot connect. Each
+//! test makes a stream of its own under a random name and deletes it.
+//!
+//! The restart test stops and starts the server (`pgrep -x nats-server`, SIGTERM, then
+//! [`support::START_SERVER`]); the other tests of this binary hold a shared lock it takes
+//! exclusively, so none of them runs meanwhile.
+//!
+//! One binary with modules keeps link time and disk down.
+
+mod bad_input;
+mod concurrency;
+mod history;
+mod reads;
+mod restart;
+mod support;
+mod waking;

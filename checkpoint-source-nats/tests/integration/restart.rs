@@ -1,0 +1,113 @@
+//! A server restart while writers publish and readers read: no acknowledged entry lost or
+//! skipped, and the source goes on by itself once the server is back.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use checkpoint_core::source::Source;
+
+use crate::history::{Plan, run};
+use crate::support::{Rng, SERVER, START_SERVER, TestStream, url};
+
+/// The running server's pid (`pgrep -x nats-server`).
+fn server_pid() -> Option<u32> {
+    let output = Command::new("pgrep")
+        .args(["-x", "nats-server"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .next()
+        .and_then(|line| line.trim().parse().ok())
+}
+
+/// Starts the server with the machine's command (a no-op when it runs).
+fn start_server() {
+    let status = Command::new(START_SERVER[0])
+        .args(&START_SERVER[1..])
+        .status()
+        .expect("start-stop-daemon runs");
+    assert!(status.success(), "starting nats-server: {status}");
+}
+
+/// Waits until the server answers a JetStream request about `stream`, up to `limit`.
+async fn until_up(stream: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let problem = match async_nats::connect(url()).await {
+            Ok(client) => match async_nats::jetstream::new(client).get_stream(stream).await {
+                Ok(_) => return,
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            Instant::now() < deadline,
+            "NATS not back within {limit:?}: {problem}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// SIGTERM to the server, wait for it to exit, start it again and wait until it answers.
+async fn restart_server(stream: &str) -> Duration {
+    let pid = server_pid().expect("a running nats-server (pgrep -x nats-server)");
+    let stopped = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(30),
+            "nats-server did not stop"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    start_server();
+    until_up(stream, Duration::from_secs(30)).await;
+    stopped.elapsed()
+}
+
+/// Restarts the server if a failed test left it down.
+struct LeaveRunning;
+
+impl Drop for LeaveRunning {
+    fn drop(&mut self) {
+        if server_pid().is_none() {
+            start_server();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_loses_and_skips_no_acknowledged_entry() {
+    let _exclusive = SERVER.write().await;
+    let _leave_running = LeaveRunning;
+    let (_, seed) = Rng::seeded();
+    println!("seed {seed} (CHECKPOINT_NATS_SEED replays it)");
+    let stream = TestStream::unlocked("restart", 8).await;
+    let source = stream.source().await;
+    assert_eq!(source.read(0, 0, 1).await.unwrap().next, 1);
+    let plan = Plan {
+        partitions: 8,
+        writers: 4,
+        per_writer: 250,
+        pace: Duration::from_millis(4),
+        tolerate_errors: true,
+    };
+    let (publish_errors, read_errors) = run(&stream, plan, seed, async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let down = restart_server(stream.config.stream()).await;
+        println!("server down and back in {down:?}");
+    })
+    .await;
+    println!("{publish_errors} publishes and {read_errors} reads failed around the restart");
+    // A source made before the restart reads and appends again on its own.
+    let position = source.append(0, None, b"after".to_vec()).await.unwrap();
+    let page = source.read(0, position, 10).await.unwrap();
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(source.head(0).await.unwrap(), Some(position));
+    stream.delete().await;
+}
