@@ -64,6 +64,10 @@
 //! assert how many round trips an operation takes), and cuts, freezes, delays or black-holes
 //! the connections to the server.
 //!
+//! [`sources`] is the kit for log sources ([`Source`](checkpoint_core::source::Source)):
+//! `source_tests!` runs its cases, above all the no-late-arrival clause under concurrent
+//! writers, over a log the backend's tests can write to ([`sources::SourceLog`]).
+//!
 //! The `harness` feature adds what a backend's own integration tests share: the server under
 //! test from an environment variable or a container, and the bad-input driver over every entry
 //! point (`harness`).
@@ -84,6 +88,7 @@ mod macros;
 pub mod proxy;
 pub mod recovery;
 pub mod round_trips;
+pub mod sources;
 
 pub use audited::{AuditedStore, ErrorTally};
 pub use checkpoint_core::{CheckpointAdmin, CheckpointStore, ExclusiveCheckpointStore};

@@ -311,3 +311,71 @@ macro_rules! lease_store_tests {
         $crate::__lease_cases! { __two_client_case_tests!($factory) }
     };
 }
+
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every source case.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __source_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            no_late_arrivals_under_concurrent_writers
+            reads_from_every_position_agree
+            sparse_positions_are_read_in_order
+            empty_partitions_read_empty
+            pages_respect_max_and_keep_their_last_entry
+            wait_wakes_after_a_commit
+            head_follows_the_readable_end
+            source_invalid_inputs_are_rejected
+        }
+    };
+}
+
+/// Expands to one `#[test]` per source case, each calling the setup in a runtime of its own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __source_case_tests {
+    (($setup:path) $($case:ident)*) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::sources::__run_case(
+                    stringify!($case),
+                    ::std::any::type_name_of_val(&$setup),
+                    async {
+                        let log = $setup().await;
+                        $crate::sources::cases::$case(&log).await
+                    },
+                );
+            }
+        )*
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the source contract (CONTRACT.md,
+/// "Sources"), run against the log that `setup` makes.
+///
+/// `setup` is the path of an `async fn() -> L` where
+/// `L: `[`SourceLog`](crate::sources::SourceLog): the source under test and a way to write to
+/// its log in transactions. Each test builds its own tokio runtime, calls `setup` once inside
+/// it for a **fresh, empty** log, and runs one case of [`sources::cases`](crate::sources::cases).
+/// A failing test prints which clause broke and how. Use it in a module of its own. See
+/// [`sources`](crate::sources) for the cases and the environment variables that size them.
+///
+/// ```
+/// use checkpoint_conformance::sources::sequence::{SequenceSourceLog, WatermarkSource};
+///
+/// async fn log() -> SequenceSourceLog<WatermarkSource> {
+///     SequenceSourceLog::watermark(2)
+/// }
+///
+/// mod source {
+///     checkpoint_conformance::source_tests!(super::log);
+/// }
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! source_tests {
+    ($setup:path) => {
+        $crate::__source_cases! { __source_case_tests!($setup) }
+    };
+}

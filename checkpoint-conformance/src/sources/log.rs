@@ -1,0 +1,54 @@
+//! The writer seam: how the kit appends to the log under test.
+
+use async_trait::async_trait;
+use checkpoint_core::source::{Source, SourceError};
+
+/// A log the kit can write to and read through its [`Source`]: what a backend's tests
+/// implement to run [`source_tests!`](crate::source_tests).
+///
+/// The kit writes only through [`begin`](Self::begin), and identifies what it wrote by the
+/// payloads, which are unique within a case: positions are the log's business. Each case gets
+/// a log of its own from the setup, **empty** (a fresh table, stream or file), since the cases
+/// check that every entry they read is one they wrote.
+#[async_trait]
+pub trait SourceLog: Send + Sync {
+    /// The source under test.
+    type Source: Source;
+
+    /// The source that reads this log.
+    fn source(&self) -> &Self::Source;
+
+    /// Whether a transaction of this log can be rolled back. A log whose appends commit at once
+    /// (NATS JetStream: each publish is acknowledged when stored) says `false`, and the kit
+    /// then never calls [`LogTransaction::rollback`].
+    fn rolls_back(&self) -> bool {
+        true
+    }
+
+    /// Starts a transaction: its appends become visible at its commit (or at once, on a log
+    /// whose appends commit at once), never after a rollback.
+    async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError>;
+}
+
+/// One transaction of a [`SourceLog`]: appends, then a commit or a rollback.
+///
+/// A PostgreSQL transaction takes a position at each insert and commits them together, in
+/// whatever order against other transactions; a NATS "transaction" publishes at each append and
+/// its commit does nothing; an SQLite one holds the write lock from its first append.
+#[async_trait]
+pub trait LogTransaction: Send {
+    /// Appends `payload` under `key` to `partition`, within this transaction.
+    async fn append(
+        &mut self,
+        partition: u32,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(), SourceError>;
+
+    /// Commits every append of this transaction.
+    async fn commit(self: Box<Self>) -> Result<(), SourceError>;
+
+    /// Discards every append of this transaction. Called only when
+    /// [`SourceLog::rolls_back`] says so.
+    async fn rollback(self: Box<Self>) -> Result<(), SourceError>;
+}

@@ -1,0 +1,84 @@
+//! The source kit: proves that a [`Source`](checkpoint_core::source::Source) keeps the
+//! contract's "Sources" clauses, above all **no late arrivals**.
+//!
+//! A backend's tests implement [`SourceLog`] (the source, and a way to write to its log in
+//! transactions) and call [`source_tests!`](crate::source_tests), which expands to one named
+//! test per case of [`cases`]:
+//!
+//! | case | what it checks |
+//! | --- | --- |
+//! | `no_late_arrivals_under_concurrent_writers` | writers with random commit delays, slow and rolled-back transactions and one long transaction, while readers check every page; at the end every committed entry was read exactly once per reader, none rolled back |
+//! | `reads_from_every_position_agree` | a read from any position, in pages of any size, returns what a read from the start returned after it (resume equivalence) |
+//! | `sparse_positions_are_read_in_order` | gaps (rollbacks, other partitions' entries) are passed over; a read from inside a gap returns the next entry |
+//! | `empty_partitions_read_empty` | an empty partition gives an empty page with `next` ≥ `from`, and no head |
+//! | `pages_respect_max_and_keep_their_last_entry` | no page is longer than `max`; paging with every `max` returns every entry once |
+//! | `wait_wakes_after_a_commit` | `wait` stays pending while nothing is committed (no busy loop), resolves at once when something is readable, and within a bound after a commit |
+//! | `head_follows_the_readable_end` | `head` is the last readable position; lag from a checkpoint counts the entries left |
+//! | `source_invalid_inputs_are_rejected` | a partition out of range, `max` = 0, `from` > `i64::MAX` refused with the typed error |
+//!
+//! Environment: `CHECKPOINT_SOURCE_WRITERS` (default 4), `CHECKPOINT_SOURCE_TRANSACTIONS` per
+//! writer (default 30) and `CHECKPOINT_SOURCE_READERS` (default 2) size the concurrent case;
+//! `CHECKPOINT_SOURCE_WAKE_MS` (default 2000) bounds how long a wake-up may take (a polling
+//! source must poll faster); `CHECKPOINT_SEED` replays the random choices of a failed run
+//! (every failure prints its seed).
+//!
+//! [`sequence`] is a simulated PostgreSQL-style sequence log and its correct watermark
+//! source: the model for a source over an event table, and what the kit's own tests break.
+//!
+//! ```
+//! use checkpoint_conformance::sources::sequence::{SequenceSourceLog, WatermarkSource};
+//!
+//! // Your log here: a fresh, empty one for every call.
+//! async fn log() -> SequenceSourceLog<WatermarkSource> {
+//!     SequenceSourceLog::watermark(3)
+//! }
+//!
+//! mod source {
+//!     checkpoint_conformance::source_tests!(super::log);
+//! }
+//! # fn main() {}
+//! ```
+
+pub mod cases;
+mod log;
+mod paging;
+mod rng;
+pub mod sequence;
+
+use std::future::Future;
+
+use checkpoint_core::source::SourceError;
+
+pub use log::{LogTransaction, SourceLog};
+
+use crate::{CaseResult, Failure, error_chain};
+
+/// An error where the case expects success fails the case, with its whole chain.
+impl From<SourceError> for Failure {
+    fn from(error: SourceError) -> Self {
+        Failure::new(format!("unexpected source error: {}", error_chain(&error)))
+    }
+}
+
+/// A count from the environment variable `name`, else `default`.
+fn env_count(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs one source case in a runtime of its own and panics, as a failing test must, with the
+/// case's message.
+#[doc(hidden)]
+#[allow(clippy::panic, clippy::expect_used)]
+pub fn __run_case(name: &str, source: &str, case: impl Future<Output = CaseResult>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("building a tokio runtime for the case");
+    if let Err(failure) = runtime.block_on(case) {
+        panic!("source clause `{name}` broken by `{source}`:\n{failure}");
+    }
+}

@@ -1,0 +1,158 @@
+//! Readers of the simulated sequence log with one flaw each, the ones that lose entries of
+//! real event tables, which the source kit must catch. Without a flaw the reader is the
+//! watermark source, which passes every case.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use checkpoint_conformance::sources::sequence::{
+    Committed, SequenceLog, SequenceSourceLog, Snapshot, WatermarkSource,
+};
+use checkpoint_core::source::{Entry, Page, Source, SourceError};
+
+/// What is wrong with a [`BrokenSource`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceFlaw {
+    /// Nothing: the watermark source.
+    None,
+    /// `WHERE position >= checkpoint ORDER BY position` over everything committed: a
+    /// transaction that took a position earlier and commits later lands behind the reader.
+    AfterCheckpoint,
+    /// Reads only entries of transactions below `xmin` (`pg_snapshot_xmin`), but ordered by
+    /// position: a transaction that began later and took an earlier position commits below
+    /// what was read.
+    XminOrderedByPosition,
+    /// Waits at the watermark, but when it has not moved for [`GAP_TIMEOUT`] takes the gap as
+    /// final and reads past it (Marten's fallback).
+    SkipsGapAfterTimeout,
+    /// A page that reaches `max` loses its last entry, while `next` goes past it.
+    DropsLastOfPage,
+    /// `wait` listens on a notification connection that dropped, and has no polling
+    /// fallback: it never wakes.
+    LostWakeUp,
+    /// `wait` returns at once, always: the reader busy-polls.
+    BusyWait,
+}
+
+/// How long [`SourceFlaw::SkipsGapAfterTimeout`] waits at a gap.
+const GAP_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// A reader of a [`SequenceLog`] with one [`SourceFlaw`].
+#[derive(Debug)]
+pub struct BrokenSource {
+    log: Arc<SequenceLog>,
+    correct: WatermarkSource,
+    flaw: SourceFlaw,
+    /// The watermark seen last, and since when ([`SourceFlaw::SkipsGapAfterTimeout`]).
+    stuck: Mutex<(u64, Instant)>,
+}
+
+impl BrokenSource {
+    /// A fresh log of three partitions read with `flaw`.
+    pub fn log(flaw: SourceFlaw) -> SequenceSourceLog<BrokenSource> {
+        let log = SequenceLog::new(3);
+        let source = BrokenSource {
+            log: Arc::clone(&log),
+            correct: WatermarkSource::new(Arc::clone(&log)),
+            flaw,
+            stuck: Mutex::new((0, Instant::now())),
+        };
+        SequenceSourceLog::new(log, source)
+    }
+
+    /// The watermark as this reader takes it: past every position once it has been stuck for
+    /// the gap timeout.
+    fn skipping_watermark(&self, snapshot: &Snapshot) -> u64 {
+        let mut stuck = self.stuck.lock().unwrap_or_else(PoisonError::into_inner);
+        if stuck.0 != snapshot.watermark {
+            *stuck = (snapshot.watermark, Instant::now());
+        }
+        if stuck.1.elapsed() > GAP_TIMEOUT {
+            u64::MAX
+        } else {
+            snapshot.watermark
+        }
+    }
+}
+
+/// The first `max` of `entries` at or after `from`, with `next` after the last (or `from`).
+fn naive_page<'a>(entries: impl Iterator<Item = &'a Committed>, from: u64, max: usize) -> Page {
+    let entries: Vec<Entry> = entries
+        .filter(|c| c.entry.position >= from)
+        .take(max)
+        .map(|c| c.entry.clone())
+        .collect();
+    let next = entries.last().map_or(from, |last| last.position + 1);
+    Page { entries, next }
+}
+
+#[async_trait]
+impl Source for BrokenSource {
+    fn partitions(&self) -> u32 {
+        self.log.partitions()
+    }
+
+    async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
+        SourceError::check_read(partition, self.log.partitions(), from, max)?;
+        let snapshot = self.log.snapshot(partition)?;
+        Ok(match self.flaw {
+            SourceFlaw::AfterCheckpoint => naive_page(snapshot.committed.iter(), from, max),
+            SourceFlaw::XminOrderedByPosition => naive_page(
+                snapshot.committed.iter().filter(|c| c.tx < snapshot.xmin),
+                from,
+                max,
+            ),
+            SourceFlaw::SkipsGapAfterTimeout => {
+                let watermark = self.skipping_watermark(&snapshot);
+                naive_page(
+                    snapshot
+                        .committed
+                        .iter()
+                        .filter(|c| c.entry.position < watermark),
+                    from,
+                    max,
+                )
+            }
+            SourceFlaw::DropsLastOfPage => {
+                let mut page = self.correct.read(partition, from, max).await?;
+                if page.entries.len() == max && max > 1 {
+                    page.entries.pop();
+                }
+                page
+            }
+            SourceFlaw::None | SourceFlaw::LostWakeUp | SourceFlaw::BusyWait => {
+                self.correct.read(partition, from, max).await?
+            }
+        })
+    }
+
+    async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
+        match self.flaw {
+            SourceFlaw::BusyWait => {
+                SourceError::check_partition(partition, self.log.partitions())?;
+                SourceError::check_from(from)
+            }
+            SourceFlaw::LostWakeUp => {
+                SourceError::check_partition(partition, self.log.partitions())?;
+                SourceError::check_from(from)?;
+                if !self
+                    .correct
+                    .read(partition, from, 1)
+                    .await?
+                    .entries
+                    .is_empty()
+                {
+                    return Ok(());
+                }
+                // The notification that would have woken it was sent on a dropped connection.
+                std::future::pending().await
+            }
+            _ => self.correct.wait(partition, from).await,
+        }
+    }
+
+    async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
+        self.correct.head(partition).await
+    }
+}
