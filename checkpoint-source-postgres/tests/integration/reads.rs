@@ -5,7 +5,7 @@ use std::time::Duration;
 use checkpoint_core::source::Source;
 use checkpoint_source_postgres::position::{INDEX_BITS, decode};
 
-use crate::support::{read_all, source};
+use crate::support::{read_all, settle, source};
 
 #[tokio::test]
 async fn entries_come_back_in_order_with_key_payload_and_time_from_every_position() {
@@ -15,6 +15,7 @@ async fn entries_come_back_in_order_with_key_payload_and_time_from_every_positio
         let key = format!("stream-{}", i % 3);
         appended.push(source.append(1, Some(&key), &[i]).await.unwrap());
     }
+    settle(&source, 1, 7).await;
     let all = source.read(1, 0, 100).await.unwrap();
     let positions: Vec<u64> = all.entries.iter().map(|e| e.position).collect();
     assert_eq!(
@@ -70,6 +71,7 @@ async fn a_transaction_s_entries_share_its_id_and_count_per_partition_and_a_roll
         "not committed yet"
     );
     transaction.commit().await.unwrap();
+    settle(&source, 0, 2).await;
     let page = source.read(0, 0, 10).await.unwrap();
     let positions: Vec<u64> = page.entries.iter().map(|e| e.position).collect();
     assert_eq!(positions, vec![a, c]);
@@ -83,7 +85,7 @@ async fn a_transaction_s_entries_share_its_id_and_count_per_partition_and_a_roll
         .unwrap();
     rolled_back.rollback().await.unwrap();
     let after = source.append(0, None, b"d").await.unwrap();
-    let all = read_all(&source, 0, 0, 10).await;
+    let all = settle(&source, 0, 3).await;
     assert_eq!(
         all.iter().map(|e| e.0).collect::<Vec<_>>(),
         vec![a, c, after]
@@ -111,6 +113,7 @@ async fn an_entry_that_commits_late_is_read_before_the_later_ones_never_skipped(
     assert_eq!(page.next, 0);
     assert_eq!(source.head(0).await.unwrap(), None);
     early.commit().await.unwrap();
+    settle(&source, 0, 2).await;
     let page = source.read(0, 0, 10).await.unwrap();
     let positions: Vec<u64> = page.entries.iter().map(|e| e.position).collect();
     assert_eq!(positions, vec![first, second]);
@@ -130,6 +133,7 @@ async fn a_long_transaction_elsewhere_delays_reads_until_it_ends() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(source.read(1, 0, 10).await.unwrap().entries.is_empty());
     long.rollback().await.unwrap();
+    settle(&source, 1, 1).await;
     let page = source.read(1, 0, 10).await.unwrap();
     assert_eq!(page.entries.len(), 1);
     assert_eq!(page.entries[0].position, position);

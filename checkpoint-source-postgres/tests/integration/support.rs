@@ -76,3 +76,28 @@ pub async fn read_all(
         from = page.next;
     }
 }
+
+/// Every entry of `partition`, once at least `count` are readable: other sessions on the
+/// server (any database of the cluster) may hold the horizon back for a while, so a test
+/// waits for its own entries before asserting on them. Fails after 60 s.
+pub async fn settle(source: &PostgresSource, partition: u32, count: usize) -> Vec<(u64, Vec<u8>)> {
+    use checkpoint_core::source::Source;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let all = read_all(source, partition, 0, 1000).await;
+        if all.len() >= count {
+            return all;
+        }
+        let from = all.last().map_or(0, |last| last.0 + 1);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "partition {partition}: {} of {count} entries readable after 60 s",
+            all.len()
+        );
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(1),
+            source.wait(partition, from),
+        )
+        .await;
+    }
+}
