@@ -11,6 +11,7 @@
 mod bad_input;
 mod concurrency;
 mod history;
+mod kit;
 mod reads;
 mod restart;
 mod support;

@@ -138,3 +138,15 @@ impl Rng {
         self.next() % n.max(1)
     }
 }
+
+impl TestStream {
+    /// [`TestStream::delete`] over a connection of its own (the test's may belong to a
+    /// runtime that is gone).
+    pub async fn delete_with_new_connection(self) {
+        context()
+            .await
+            .delete_stream(self.config.stream())
+            .await
+            .unwrap();
+    }
+}

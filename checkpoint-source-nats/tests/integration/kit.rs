@@ -1,0 +1,93 @@
+//! The source kit of `checkpoint-conformance` (`source_tests!`) on a fresh stream per case.
+//! A JetStream publish is stored when acknowledged: a "transaction" publishes at each append,
+//! its commit does nothing, and it cannot roll back.
+
+use async_trait::async_trait;
+use checkpoint_conformance::sources::{LogTransaction, SourceLog};
+use checkpoint_core::source::SourceError;
+use checkpoint_source_nats::NatsSource;
+use tokio::sync::RwLockReadGuard;
+
+use crate::support::{SERVER, TestStream};
+
+/// A fresh stream of 4 partitions and its source; the stream is deleted on drop.
+pub struct NatsLog {
+    source: NatsSource,
+    stream: Option<TestStream>,
+    _shared: RwLockReadGuard<'static, ()>,
+}
+
+#[async_trait]
+impl SourceLog for NatsLog {
+    type Source = NatsSource;
+
+    fn source(&self) -> &NatsSource {
+        &self.source
+    }
+
+    fn rolls_back(&self) -> bool {
+        false
+    }
+
+    async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
+        Ok(Box::new(Publishes(&self.source)))
+    }
+}
+
+struct Publishes<'a>(&'a NatsSource);
+
+#[async_trait]
+impl LogTransaction for Publishes<'_> {
+    async fn append(
+        &mut self,
+        partition: u32,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(), SourceError> {
+        self.0
+            .append(partition, Some(key), payload.to_vec())
+            .await
+            .map(|_| ())
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), SourceError> {
+        Ok(())
+    }
+
+    async fn rollback(self: Box<Self>) -> Result<(), SourceError> {
+        Err(SourceError::InvalidInput {
+            argument: "rollback",
+            reason: "a JetStream publish is stored when acknowledged".into(),
+        })
+    }
+}
+
+impl Drop for NatsLog {
+    fn drop(&mut self) {
+        // The case's runtime may be ending: delete the stream on a thread and runtime of
+        // its own.
+        if let Some(stream) = self.stream.take() {
+            let deleting = std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|runtime| runtime.block_on(stream.delete_with_new_connection()))
+            });
+            let _ = deleting.join();
+        }
+    }
+}
+
+async fn nats_log() -> NatsLog {
+    let shared = SERVER.read().await;
+    let stream = TestStream::unlocked("kit", 4).await;
+    NatsLog {
+        source: stream.source().await,
+        stream: Some(stream),
+        _shared: shared,
+    }
+}
+
+mod nats_source {
+    checkpoint_conformance::source_tests!(super::nats_log);
+}
