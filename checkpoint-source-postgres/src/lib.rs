@@ -1,4 +1,200 @@
-//! A PostgreSQL event-table source (crate doc written below).
+//! A PostgreSQL event-table source on sqlx: reads a partition of the application's own event
+//! table from a checkpoint and never skips a committed entry, whatever order the writers
+//! commit in, whichever roll back, however long a transaction stays open.
+//!
+//! [`PostgresSource`] implements [`Source`](checkpoint_core::source::Source) over a table with a
+//! partition column, a sequence column and `tx xid8 DEFAULT pg_current_xact_id()`:
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use checkpoint_core::source::Source;
+//! use checkpoint_source_postgres::PostgresSource;
+//! use sqlx::postgres::PgPoolOptions;
+//!
+//! let pool = PgPoolOptions::new().connect("postgres://app@127.0.0.1/app").await?;
+//! let source = PostgresSource::new(pool.clone(), 8); // table `events`, partitions 0..8
+//! source.migrate().await?; // creates what is missing; idempotent
+//!
+//! // Write through the source, alone or in your own transaction beside your other writes.
+//! source.append(3, Some("order-17"), br#"{"placed":true}"#).await?;
+//! let mut transaction = pool.begin().await?;
+//! source.append_in(&mut transaction, 3, Some("order-17"), br#"{"paid":true}"#).await?;
+//! transaction.commit().await?;
+//!
+//! // Read partition 3 from a checkpoint: the first position not completed.
+//! let mut from = 0;
+//! loop {
+//!     let page = source.read(3, from, 100).await?;
+//!     for entry in &page.entries {
+//!         println!("{} {:?}", entry.position, entry.key);
+//!     }
+//!     from = page.next; // the checkpoint to store once these are handled
+//!     if page.entries.is_empty() {
+//!         source.wait(3, from).await?; // woken by NOTIFY at the next commit
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! # Why ordering by a sequence loses entries, and what this source does instead
+//!
+//! A sequence value is taken at insert and becomes visible at commit, so values commit out of
+//! order: a reader that read 11 and stores "after 11" never sees 10 when its transaction
+//! commits a moment later (`WHERE position > checkpoint`: Eventuous #222, commanded/eventstore
+//! #3, RailsEventStore #106, prooph #189). Reading only below the oldest running transaction
+//! but still ordering by the sequence is not enough either: a transaction that is old (a low
+//! id) can take a sequence value late, after younger ones were read. High-water marks with
+//! "skip the gap after a timeout" (Marten) turn a slow writer into a lost entry.
+//!
+//! This source orders by the **writing transaction** instead:
+//!
+//! - Each row records its writer's transaction id, `tx xid8 DEFAULT pg_current_xact_id()`
+//!   (the 64-bit, epoch-extended id: it never wraps around), and a sequence value `seq` that
+//!   orders the rows of one transaction.
+//! - A read returns only rows with `tx < pg_snapshot_xmin(pg_current_snapshot())`, computed in
+//!   the read's own statement, ordered by `(tx, seq)`. The snapshot's xmin is the oldest
+//!   transaction still running: every transaction below it has committed or rolled back *in
+//!   that snapshot*, so its rows are all visible to the same statement, and no transaction
+//!   with an id below xmin can write again. Transaction ids are handed out in increasing
+//!   order, so every row that can still appear has `tx >= xmin`, above everything read.
+//! - Hence the clause: the rows below a read's `next` are all final. A transaction that took
+//!   its sequence value early and commits late holds every later transaction back until it
+//!   ends (reads wait, they never skip); a rolled-back one leaves no row; a long transaction
+//!   (any that has an id: one that wrote anything anywhere in the cluster) delays every
+//!   reader until it ends, and nothing else. There is no timeout and no gap to skip.
+//! - Marten's skip paths do not exist here: there is no high-water mark kept between
+//!   statements (the horizon and the rows come from one snapshot), no gap detection and no
+//!   "skip after a timeout".
+//! - Readers never take a transaction id: they call `pg_current_snapshot()`, not
+//!   `pg_current_xact_id()` (which assigns one even to a read-only transaction, and would make
+//!   every reader hold the horizon back itself).
+//!
+//! # Positions
+//!
+//! A position is one `u64`: `tx << 20 | index`, where `index` counts the entries the
+//! transaction wrote to the partition, from 0, in `seq` order ([`position`]). Reads go in
+//! `(tx, seq)` order, so positions increase strictly in read order. They are stable: a
+//! transaction's rows are fixed when it commits, and no row is read before that. They are
+//! sparse (transaction ids of other tables and other partitions are never used), as the
+//! contract allows. [`append`](PostgresSource::append) and
+//! [`append_in`](PostgresSource::append_in) return the position the entry has (once its
+//! transaction commits).
+//!
+//! Limits, each refused with [`SourceError::Setup`](checkpoint_core::source::SourceError) rather
+//! than mis-positioned: at most 2^20 (1,048,576) entries per transaction and partition, and
+//! transaction ids up to 2^43 - 2 (about 8.8 × 10^12 transactions since the cluster was
+//! created: 27 years at 10,000 transactions a second), so that every position stays below
+//! `i64::MAX`. The table must stay append-only for the columns read: rows are never updated
+//! in `tx`, `seq` or the partition, and deleted only a whole transaction at a time below
+//! every checkpoint (deleting one row renumbers the rest of its transaction).
+//!
+//! Other limits of the design:
+//!
+//! - The horizon is the cluster's: a long transaction in any database of the server delays
+//!   every reader (a prepared transaction, `PREPARE TRANSACTION`, until it is committed or
+//!   rolled back). Keep writing transactions short; monitor `backend_xid` in
+//!   `pg_stat_activity`.
+//! - Read from the primary. A hot standby's snapshot follows the primary's running
+//!   transactions through the WAL, but this source is neither tested nor supported there.
+//! - A table restored into another cluster (dump and restore, logical replication) keeps
+//!   transaction ids of the old one, which may be above the new cluster's: entries written
+//!   after would sort before them. [`verify`](PostgresSource::verify) refuses a table that
+//!   holds a transaction id the server has not handed out yet; move such a log to a new table
+//!   (new positions, new subscriptions).
+//! - Within a transaction, `seq` must increase in insert order, as a sequence default does
+//!   within one session.
+//!
+//! # Partitions
+//!
+//! The partition is an integer column (`partition` by default, see
+//! [`with_partition_column`](PostgresSource::with_partition_column)) in `0..partitions`,
+//! chosen by the writer: for example a stable hash of the stream id modulo the partition
+//! count, computed by the application. The count is stored beside the table in
+//! `{table}_source`; a source with another count is refused (a new count moves streams between
+//! partitions, so it needs a new table and new subscriptions).
+//!
+//! # Schema
+//!
+//! [`migrate`](PostgresSource::migrate) runs, for the default names (`events`, `seq`,
+//! `partition`; the table may be `schema.table`, see [`with_table`](PostgresSource::with_table)),
+//! in one transaction under an advisory lock:
+//!
+//! ```sql
+//! CREATE TABLE IF NOT EXISTS "events" (
+//!     "seq" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+//!     tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+//!     "partition" integer NOT NULL CHECK ("partition" >= 0),
+//!     key text,
+//!     payload bytea NOT NULL,
+//!     appended_at timestamptz NOT NULL DEFAULT clock_timestamp()
+//! );
+//! CREATE INDEX IF NOT EXISTS "events_read" ON "events" ("partition", tx, "seq");
+//! CREATE TABLE IF NOT EXISTS "events_source" (
+//!     partitions integer NOT NULL CHECK (partitions > 0),
+//!     one boolean PRIMARY KEY DEFAULT true CHECK (one)
+//! );
+//! CREATE OR REPLACE FUNCTION "events_notify"() RETURNS trigger LANGUAGE plpgsql AS $$
+//! BEGIN
+//!     PERFORM pg_notify('events', d.p::text) FROM (SELECT DISTINCT "partition" AS p FROM new_rows) d;
+//!     RETURN NULL;
+//! END $$;
+//! CREATE OR REPLACE TRIGGER "events_notify" AFTER INSERT ON "events"
+//!     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "events_notify"();
+//! INSERT INTO "events_source" (partitions) VALUES ($1) ON CONFLICT DO NOTHING;
+//! ```
+//!
+//! `CREATE OR REPLACE TRIGGER` needs PostgreSQL 14 or later; `xid8` 13 or later.
+//!
+//! ## An existing event table
+//!
+//! For a table that already has a sequence column (say `id bigserial`), a partition column
+//! and `payload bytea`, run in one transaction the statements
+//! [`existing_table_statements`](PostgresSource::existing_table_statements) returns, then
+//! [`migrate`](PostgresSource::migrate) (which adds the index, the count and the trigger). For
+//! the default names:
+//!
+//! ```sql
+//! BEGIN;
+//! ALTER TABLE "events" ADD COLUMN IF NOT EXISTS tx xid8;
+//! -- The history: committed before every transaction to come, in sequence order, as
+//! -- transactions 1, 2, ... of at most 2^20 entries each.
+//! UPDATE "events" e SET tx = (1 + r.n / 1048576)::text::xid8
+//!   FROM (SELECT "seq" AS s, row_number() OVER (ORDER BY "seq") - 1 AS n
+//!           FROM "events" WHERE tx IS NULL) r
+//!  WHERE e."seq" = r.s;
+//! ALTER TABLE "events" ALTER COLUMN tx SET DEFAULT pg_current_xact_id(),
+//!                      ALTER COLUMN tx SET NOT NULL;
+//! ALTER TABLE "events" ADD COLUMN IF NOT EXISTS key text;
+//! ALTER TABLE "events" ADD COLUMN IF NOT EXISTS appended_at timestamptz NOT NULL
+//!   DEFAULT clock_timestamp();
+//! COMMIT;
+//! ```
+//!
+//! `ALTER TABLE` locks the table, so no writer runs meanwhile; every later writer has a real
+//! transaction id, far above the history's.
+//!
+//! # Waking readers
+//!
+//! The trigger sends `NOTIFY` with the partition of each insert; PostgreSQL delivers it at
+//! commit. Each source keeps one `LISTEN` connection (its own, outside the pool, named
+//! [`LISTENER_APPLICATION_NAME`]) in a task, so a commit reaches an idle
+//! [`wait`](checkpoint_core::source::Source::wait) in milliseconds. A notification can only be
+//! lost while that connection is down: after every (re)connection the task wakes every waiter,
+//! which reads again, and while it is down waiters poll every
+//! [`with_poll_interval`](PostgresSource::with_poll_interval) (default 500 ms). A committed
+//! entry that waits behind an older transaction is polled for (1 ms doubling to 50 ms), since
+//! the older transaction may end without writing to the table. A table without the trigger
+//! works too, polling.
+//!
+//! # Costs
+//!
+//! | operation | statements |
+//! | --- | --- |
+//! | `read` | 1: two range scans of `(partition, tx, seq)` (the rest of the transaction `from` points into, then the next transactions), under one snapshot |
+//! | `head` | 1: the last readable transaction of the partition and its count |
+//! | `wait` | 1 per wake-up or poll |
+//! | `append`, `append_in` | 1: the insert, `RETURNING` the transaction id and the entry's index |
+//! | the first operation of a source | the setup check, once (see [`verify`](PostgresSource::verify)) |
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

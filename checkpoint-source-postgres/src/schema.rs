@@ -151,6 +151,7 @@ pub(crate) async fn verify(
             )));
         }
     }
+    verify_transaction_ids(pool, layout, partitions).await?;
     if !notifies {
         tracing::warn!(
             table = %name,
@@ -159,6 +160,37 @@ pub(crate) async fn verify(
         );
     }
     Ok(Verified { notifies })
+}
+
+/// Refuses a table holding a transaction id this server has not handed out yet: rows restored
+/// from another cluster, which entries written from now on would sort before.
+async fn verify_transaction_ids(
+    pool: &PgPool,
+    layout: &Layout,
+    partitions: u32,
+) -> Result<(), SourceError> {
+    let table = layout.quoted();
+    let p = &layout.partition_column;
+    // One index probe per partition for its highest transaction id.
+    let statement = AssertSqlSafe(format!(
+        "SELECT EXISTS (SELECT 1 FROM generate_series(0, $1 - 1) p \
+          WHERE (SELECT e.tx FROM {table} e WHERE e.\"{p}\" = p ORDER BY e.tx DESC LIMIT 1) \
+                >= pg_snapshot_xmax(pg_current_snapshot()))"
+    ));
+    let foreign: bool = sqlx::query_scalar(statement)
+        .bind(i64::from(partitions))
+        .fetch_one(pool)
+        .await
+        .map_err(|error| backend("verify", error))?;
+    if foreign {
+        return Err(setup(format!(
+            "table {} holds transaction ids this server has not handed out yet (restored from \
+             another cluster?): entries written now would sort before them; move the log to a \
+             new table (new positions, new subscriptions)",
+            layout.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The columns a read needs and the types it accepts: (name, accepted `typname`s, what to do).
@@ -260,4 +292,29 @@ pub(crate) fn existing_table(layout: &Layout) -> Vec<String> {
                DEFAULT clock_timestamp()"
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crate doc shows the statements of the default layout; they must not drift apart.
+    #[test]
+    fn the_crate_doc_shows_the_statements_migrate_and_the_existing_table_recipe_run() {
+        let normalize = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let doc: String = include_str!("lib.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let doc = normalize(&doc);
+        let layout = Layout::default();
+        let mut statements = migration(&layout);
+        statements.push(store_partitions(&layout));
+        statements.extend(existing_table(&layout));
+        for statement in statements {
+            let statement = normalize(&statement);
+            assert!(doc.contains(&statement), "the crate doc lacks: {statement}");
+        }
+    }
 }

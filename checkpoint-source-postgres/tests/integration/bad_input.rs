@@ -224,3 +224,26 @@ async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first
     assert_eq!(history, (1..=50).filter(|i| i % 2 == 1).collect::<Vec<_>>());
     assert_eq!(all[25], (new, b"new".to_vec()));
 }
+
+/// Rows restored from another cluster carry transaction ids this server has not handed out:
+/// entries written from now on would sort before them, so the table is refused.
+#[tokio::test]
+async fn a_table_with_transaction_ids_from_another_cluster_is_refused() {
+    let pool = pool(2).await;
+    let table = unique_table("restored");
+    let source = PostgresSource::new(pool.clone(), 2)
+        .with_table(&table)
+        .unwrap();
+    source.migrate().await.unwrap();
+    let insert = format!(
+        "INSERT INTO \"{table}\" (tx, partition, payload) \
+         SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::int8 + 1000000)::text::xid8, 1, '\\x00'"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(insert))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let fresh = PostgresSource::new(pool, 2).with_table(&table).unwrap();
+    let message = setup_message(fresh.read(0, 0, 10).await.unwrap_err());
+    assert!(message.contains("another cluster"), "{message}");
+}
