@@ -13,7 +13,7 @@ use crate::support::{SERVER, TestStream};
 /// A fresh stream of 4 partitions and its source; the stream is deleted on drop.
 pub struct NatsLog {
     source: NatsSource,
-    stream: Option<TestStream>,
+    _stream: TestStream,
     _shared: RwLockReadGuard<'static, ()>,
 }
 
@@ -62,28 +62,12 @@ impl LogTransaction for Publishes<'_> {
     }
 }
 
-impl Drop for NatsLog {
-    fn drop(&mut self) {
-        // The case's runtime may be ending: delete the stream on a thread and runtime of
-        // its own.
-        if let Some(stream) = self.stream.take() {
-            let deleting = std::thread::spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map(|runtime| runtime.block_on(stream.delete_with_new_connection()))
-            });
-            let _ = deleting.join();
-        }
-    }
-}
-
 async fn nats_log() -> NatsLog {
     let shared = SERVER.read().await;
     let stream = TestStream::unlocked("kit", 4).await;
     NatsLog {
         source: stream.source().await,
-        stream: Some(stream),
+        _stream: stream,
         _shared: shared,
     }
 }

@@ -61,10 +61,12 @@ pub fn unique_stream(label: &str) -> String {
     )
 }
 
-/// A test's own stream, deleted when the test calls [`TestStream::delete`].
+/// A test's own stream: [`TestStream::delete`] deletes it and checks the answer; a test that
+/// fails before leaves the deletion to the drop.
 pub struct TestStream {
     pub context: jetstream::Context,
     pub config: NatsSourceConfig,
+    deleted: bool,
     _shared: Option<RwLockReadGuard<'static, ()>>,
 }
 
@@ -89,6 +91,7 @@ impl TestStream {
         Self {
             context,
             config,
+            deleted: false,
             _shared: None,
         }
     }
@@ -99,7 +102,8 @@ impl TestStream {
             .unwrap()
     }
 
-    pub async fn delete(self) {
+    pub async fn delete(mut self) {
+        self.deleted = true;
         self.context
             .delete_stream(self.config.stream())
             .await
@@ -139,14 +143,26 @@ impl Rng {
     }
 }
 
-impl TestStream {
-    /// [`TestStream::delete`] over a connection of its own (the test's may belong to a
-    /// runtime that is gone).
-    pub async fn delete_with_new_connection(self) {
-        context()
-            .await
-            .delete_stream(self.config.stream())
-            .await
-            .unwrap();
+impl Drop for TestStream {
+    fn drop(&mut self) {
+        if self.deleted {
+            return;
+        }
+        // The test's runtime may be ending (or panicking): delete over a connection and a
+        // runtime of their own, on a thread, ignoring failures (the server may be down).
+        let stream = self.config.stream().to_owned();
+        let deleting = std::thread::spawn(move || {
+            if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                runtime.block_on(async {
+                    if let Ok(client) = async_nats::connect(url()).await {
+                        let _ = jetstream::new(client).delete_stream(&stream).await;
+                    }
+                });
+            }
+        });
+        let _ = deleting.join();
     }
 }
