@@ -1,0 +1,251 @@
+//! [`SqliteSource`]: constructors, settings, the migration, the setup check and the append
+//! helpers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use checkpoint_core::source::SourceError;
+use sqlx::sqlite::{SqliteConnection, SqlitePool};
+use sqlx::{Connection, Sqlite};
+use tokio::sync::{Mutex, OnceCell, watch};
+
+use crate::error::{backend, missing_table, other_partition_count};
+use crate::table::{Statements, sql};
+use crate::{DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
+
+/// A log source over an event table in an SQLite database: see the [crate documentation](crate)
+/// for the schema and why no committed entry is ever skipped.
+///
+/// Cheap to clone: clones share the pool, the setup check and the wake-ups.
+#[derive(Debug, Clone)]
+pub struct SqliteSource {
+    pub(crate) pool: SqlitePool,
+    pub(crate) partitions: u32,
+    pub(crate) statements: Arc<Statements>,
+    pub(crate) poll_interval: Duration,
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// What clones of a source share.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Bumped after every append through this process's helpers, and by a waiter that saw
+    /// another connection commit: every waiter of the process wakes and looks.
+    pub(crate) changes: watch::Sender<u64>,
+    /// Set once the table and the partition count were found as expected.
+    verified: OnceCell<()>,
+    /// The connection whose `PRAGMA data_version` tells whether another connection committed,
+    /// and the version it saw last. One connection, because the version is per connection.
+    pub(crate) watcher: Mutex<Option<(SqliteConnection, i64)>>,
+}
+
+impl SqliteSource {
+    /// A source of `partitions` partitions over the table [`DEFAULT_TABLE`] in `pool`'s
+    /// database, polling other processes' appends every [`DEFAULT_POLL_INTERVAL`].
+    ///
+    /// Configure the pool for WAL (readers then never wait for the writer) and a busy timeout,
+    /// as `checkpoint_sqlite::SqliteCheckpointStore::connect_options` does. Call
+    /// [`migrate`](Self::migrate) once to create the table; every operation checks once that
+    /// the table is there and was made with the same partition count.
+    pub fn new(pool: SqlitePool, partitions: u32) -> Self {
+        Self {
+            pool,
+            partitions,
+            statements: Arc::new(Self::default_statements()),
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            shared: Arc::default(),
+        }
+    }
+
+    fn default_statements() -> Statements {
+        match Statements::for_table(DEFAULT_TABLE) {
+            Ok(statements) => statements,
+            // DEFAULT_TABLE is a valid name (tested): this arm is never taken.
+            Err(_) => unreachable!("the default table name is valid"),
+        }
+    }
+
+    /// The same source on the table `name` (and its meta table `name_meta`).
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for `table` unless `name` matches
+    /// `[A-Za-z_][A-Za-z0-9_]*`, has at most 128 bytes and does not start with `sqlite_`.
+    pub fn with_table(mut self, name: &str) -> Result<Self, SourceError> {
+        self.statements = Arc::new(Statements::for_table(name)?);
+        self.shared = Arc::default();
+        Ok(self)
+    }
+
+    /// How often [`wait`](checkpoint_core::source::Source::wait) looks for appends of other
+    /// processes (and of other code on the database that does not call
+    /// [`notify_appended`](Self::notify_appended)). Each look is one `PRAGMA data_version`;
+    /// the table is read only when it changed.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for `poll_interval` when it is zero: that is a busy loop.
+    pub fn with_poll_interval(mut self, interval: Duration) -> Result<Self, SourceError> {
+        if interval.is_zero() {
+            return Err(SourceError::InvalidInput {
+                argument: "poll_interval",
+                reason: "a zero interval would poll in a busy loop".into(),
+            });
+        }
+        self.poll_interval = interval;
+        Ok(self)
+    }
+
+    /// The event table's name.
+    pub fn table(&self) -> &str {
+        &self.statements.name
+    }
+
+    /// The pool, for a transaction of your own with [`append_in`](Self::append_in).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Creates the event table and its meta table unless they exist, and stores the partition
+    /// count in the meta table the first time. Idempotent, and safe when several processes
+    /// start at once.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::InvalidInput`] for zero partitions; [`SourceError::Setup`] when the
+    /// table was made with another partition count; [`SourceError::Backend`] when SQLite fails.
+    pub async fn migrate(&self) -> Result<(), SourceError> {
+        if self.partitions == 0 {
+            return Err(SourceError::InvalidInput {
+                argument: "partitions",
+                reason: "a log needs at least one partition".into(),
+            });
+        }
+        let table = self.table();
+        let mut connection = self
+            .pool
+            .acquire()
+            .await
+            .map_err(|e| backend("migrate", table, e))?;
+        let mut tx = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| backend("migrate", table, e))?;
+        sqlx::raw_sql(sql(&self.statements.schema))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| backend("migrate", table, e))?;
+        sqlx::query(sql(&self.statements.store_partitions))
+            .bind(i64::from(self.partitions))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| backend("migrate", table, e))?;
+        tx.commit()
+            .await
+            .map_err(|e| backend("migrate", table, e))?;
+        self.verify().await
+    }
+
+    /// Checks, once per source, that the table is there with this partition count.
+    pub(crate) async fn ensure_setup(&self) -> Result<(), SourceError> {
+        self.shared
+            .verified
+            .get_or_try_init(|| self.verify())
+            .await
+            .map(drop)
+    }
+
+    async fn verify(&self) -> Result<(), SourceError> {
+        let table = self.table();
+        let stored: Option<i64> = sqlx::query_scalar(sql(&self.statements.partitions))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| backend("setup", table, e))?;
+        match stored {
+            None => Err(missing_table(table)),
+            Some(stored) if stored != i64::from(self.partitions) => {
+                Err(other_partition_count(table, stored, self.partitions))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Appends `payload` (under `key`) to `partition` in a transaction of its own, at the
+    /// position after the partition's last, and returns that position. Readers in this
+    /// process that [`wait`](checkpoint_core::source::Source::wait) wake at once; other
+    /// processes' within their poll interval.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::PartitionOutOfRange`], [`SourceError::Setup`] when the table is not set
+    /// up, [`SourceError::Backend`] when SQLite fails (retryable when the write lock was held
+    /// past the busy timeout).
+    pub async fn append(
+        &self,
+        partition: u32,
+        key: Option<&str>,
+        payload: &[u8],
+    ) -> Result<u64, SourceError> {
+        SourceError::check_partition(partition, self.partitions)?;
+        self.ensure_setup().await?;
+        let table = self.table();
+        let mut connection = self
+            .pool
+            .acquire()
+            .await
+            .map_err(|e| backend("append", table, e))?;
+        let mut tx = connection
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| backend("append", table, e))?;
+        let position = self.append_in(&mut tx, partition, key, payload).await?;
+        tx.commit().await.map_err(|e| backend("append", table, e))?;
+        self.notify_appended();
+        Ok(position)
+    }
+
+    /// Appends `payload` (under `key`) to `partition` on the caller's connection, normally
+    /// inside the caller's transaction, so the entry commits with whatever else it writes; and
+    /// returns its position. Begin that transaction with `BEGIN IMMEDIATE`
+    /// (`connection.begin_with("BEGIN IMMEDIATE")`), so it takes the write lock at once rather
+    /// than failing to upgrade a read. After the commit, call
+    /// [`notify_appended`](Self::notify_appended) to wake this process's readers at once
+    /// (otherwise they see it within their poll interval).
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Self::append). After an error, roll the transaction back.
+    pub async fn append_in(
+        &self,
+        connection: &mut SqliteConnection,
+        partition: u32,
+        key: Option<&str>,
+        payload: &[u8],
+    ) -> Result<u64, SourceError> {
+        SourceError::check_partition(partition, self.partitions)?;
+        self.ensure_setup().await?;
+        let position: i64 = sqlx::query_scalar::<Sqlite, i64>(sql(&self.statements.append))
+            .bind(i64::from(partition))
+            .bind(key)
+            .bind(payload)
+            .fetch_one(connection)
+            .await
+            .map_err(|e| backend("append", self.table(), e))?;
+        let position = u64::try_from(position).map_err(|_| SourceError::Setup {
+            backend: crate::BACKEND,
+            message: format!(
+                "the event table \"{}\" holds a negative position in partition {partition}: \
+                 entries must be written by `append` or `append_in` only",
+                self.table()
+            ),
+        })?;
+        SourceError::check_position(position)?;
+        Ok(position)
+    }
+
+    /// Wakes every reader of this process waiting on this source (or a clone): call it after
+    /// committing a transaction that used [`append_in`](Self::append_in).
+    pub fn notify_appended(&self) {
+        self.shared.changes.send_modify(|changes| *changes += 1);
+    }
+}
