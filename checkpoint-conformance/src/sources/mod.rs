@@ -20,7 +20,8 @@
 //! writer (default 30) and `CHECKPOINT_SOURCE_READERS` (default 2) size the concurrent case;
 //! `CHECKPOINT_SOURCE_WAKE_MS` (default 2000) bounds how long a wake-up may take (a polling
 //! source must poll faster); `CHECKPOINT_SEED` replays the random choices of a failed run
-//! (every failure prints its seed).
+//! (every failure prints its seed); `CHECKPOINT_SOURCE_CASE_SECS` (default 120) fails a case
+//! that hangs.
 //!
 //! [`sequence`] is a simulated PostgreSQL-style sequence log and its correct watermark
 //! source: the model for a source over an event table, and what the kit's own tests break.
@@ -46,6 +47,7 @@ mod rng;
 pub mod sequence;
 
 use std::future::Future;
+use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
 
@@ -68,6 +70,12 @@ fn env_count(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// How long one source case may run before it fails as stuck (a read or `wait` that never
+/// returns), from `CHECKPOINT_SOURCE_CASE_SECS` (default 120): every case takes a few seconds.
+fn case_timeout() -> Duration {
+    Duration::from_secs(env_count("CHECKPOINT_SOURCE_CASE_SECS", 120))
+}
+
 /// Runs one source case in a runtime of its own and panics, as a failing test must, with the
 /// case's message.
 #[doc(hidden)]
@@ -78,7 +86,16 @@ pub fn __run_case(name: &str, source: &str, case: impl Future<Output = CaseResul
         .enable_all()
         .build()
         .expect("building a tokio runtime for the case");
-    if let Err(failure) = runtime.block_on(case) {
+    let limit = case_timeout();
+    let result = runtime
+        .block_on(async { tokio::time::timeout(limit, case).await })
+        .unwrap_or_else(|_| {
+            Err(Failure::new(format!(
+                "the case did not finish within {limit:?}: a read, head or wait that never \
+                 returns (CHECKPOINT_SOURCE_CASE_SECS sets the limit)"
+            )))
+        });
+    if let Err(failure) = result {
         panic!("source clause `{name}` broken by `{source}`:\n{failure}");
     }
 }
