@@ -70,6 +70,13 @@ impl NatsSourceConfig {
         self
     }
 
+    /// How long a pull may go unanswered before its consumer is taken as gone (a server
+    /// restart, the inactive threshold) and replaced: a quarter of the timeout, so that the
+    /// replacement still fits in it.
+    pub(crate) fn answer_timeout(&self) -> Duration {
+        (self.timeout / 4).max(Duration::from_millis(50))
+    }
+
     /// The stream's name.
     pub fn stream(&self) -> &str {
         &self.stream

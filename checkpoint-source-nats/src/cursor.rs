@@ -84,7 +84,14 @@ impl Cursor {
     /// Up to `max` entries at or after `next`: the buffered ones, then what the server has
     /// now (a pull that does not wait). Returns the entries and, when a delivery went wrong,
     /// the error: the entries before it are good, the cursor is not.
-    pub(crate) async fn take(&mut self, max: usize) -> (Vec<Entry>, Option<SourceError>) {
+    ///
+    /// A consumer that went away (a server restart, the inactive threshold) does not answer
+    /// a pull at all: no answer within `answer` is an error, as a broken delivery is.
+    pub(crate) async fn take(
+        &mut self,
+        max: usize,
+        answer: Duration,
+    ) -> (Vec<Entry>, Option<SourceError>) {
         let mut entries: Vec<Entry> = Vec::with_capacity(max.min(1024));
         while entries.len() < max {
             match self.buffered.pop_front() {
@@ -95,7 +102,7 @@ impl Cursor {
         if entries.len() < max {
             let wanted = max - entries.len();
             let error = match self.consumer.fetch().max_messages(wanted).messages().await {
-                Ok(batch) => self.receive(batch, &mut entries).await.err(),
+                Ok(batch) => self.receive(batch, &mut entries, Some(answer)).await.err(),
                 Err(e) => Some(backend("read", true, e)),
             };
             if error.is_some() {
@@ -109,7 +116,14 @@ impl Cursor {
     }
 
     /// Waits up to `expiry` for the next message and buffers it. `Ok(true)` when one came.
-    pub(crate) async fn pull_one(&mut self, expiry: Duration) -> Result<bool, SourceError> {
+    ///
+    /// A consumer that went away leaves the pull unanswered: every `check_every` the server is
+    /// asked whether the consumer still exists, and an error ends the wait.
+    pub(crate) async fn pull_one(
+        &mut self,
+        expiry: Duration,
+        check_every: Duration,
+    ) -> Result<bool, SourceError> {
         let batch = self
             .consumer
             .batch()
@@ -118,8 +132,20 @@ impl Cursor {
             .messages()
             .await
             .map_err(|e| backend("wait", true, e))?;
+        let (stream, name) = (self.stream.clone(), self.name.clone());
+        let alive = async move {
+            loop {
+                tokio::time::sleep(check_every).await;
+                if let Err(error) = stream.consumer_info(&name).await {
+                    return backend("wait", true, error);
+                }
+            }
+        };
         let mut entries = Vec::with_capacity(1);
-        self.receive(batch, &mut entries).await?;
+        tokio::select! {
+            received = self.receive(batch, &mut entries, None) => received?,
+            gone = alive => return Err(gone),
+        }
         let came = !entries.is_empty();
         self.buffered.extend(entries);
         Ok(came)
@@ -133,17 +159,39 @@ impl Cursor {
     }
 
     /// Appends the deliveries of `batch` to `entries`, checking that none went missing.
+    /// With `answer`, each answer (a message or the end) must come within it.
     async fn receive(
         &mut self,
         mut batch: pull::Batch,
         entries: &mut Vec<Entry>,
+        answer: Option<Duration>,
     ) -> Result<(), SourceError> {
-        while let Some(message) = batch.next().await {
+        loop {
+            let next = match answer {
+                Some(limit) => tokio::time::timeout(limit, batch.next())
+                    .await
+                    .map_err(|_| self.silent(limit))?,
+                None => batch.next().await,
+            };
+            let Some(message) = next else { break };
             let message = message.map_err(|e| boxed("read", true, e))?;
             let entry = self.accept(&message)?;
             entries.push(entry);
         }
         Ok(())
+    }
+
+    /// The error of a consumer that did not answer a pull.
+    fn silent(&self, limit: Duration) -> SourceError {
+        backend(
+            "read",
+            true,
+            Unexpected(format!(
+                "consumer {} did not answer a pull within {limit:?} (deleted or the server \
+                 restarted): reopening it",
+                self.name
+            )),
+        )
     }
 
     /// One delivery as an entry, after checking it follows the previous one.

@@ -116,49 +116,56 @@ impl NatsSource {
         max: usize,
         fresh: bool,
     ) -> Result<Page, (SourceError, bool)> {
+        let subject = self.subject(partition);
         let (mut lease, reused) = self
             .pool
-            .checkout(
-                &self.stream,
-                partition,
-                self.subject(partition),
-                from,
-                fresh,
-            )
+            .checkout(&self.stream, partition, subject, from, fresh)
             .await
             .map_err(|e| (e, false))?;
         let cursor = lease_cursor(&mut lease).map_err(|e| (e, reused))?;
-        let (entries, error) = cursor.take(max).await;
-        if let Some(error) = error {
-            // The entries before a broken delivery are good; the lease drops the cursor.
-            return match entries.last() {
-                Some(last) => Ok(Page {
-                    next: last.position + 1,
-                    entries,
-                }),
-                None => Err((error, reused)),
-            };
-        }
-        let next = match entries.last() {
-            Some(last) => last.position + 1,
-            None => {
-                let next = self
-                    .next_after_nothing(partition, from)
-                    .await
-                    .map_err(|e| (e, false))?;
-                cursor.skip_to(next);
-                next
+        // A second pull only when the stream has a message the first one did not bring (it
+        // was stored in between).
+        for _ in 0..2 {
+            let (entries, error) = cursor.take(max, self.config.answer_timeout()).await;
+            if let Some(last) = entries.last() {
+                let next = last.position + 1;
+                if error.is_none() {
+                    lease.keep();
+                }
+                // After a broken delivery the entries before it are still good; the lease
+                // drops the cursor.
+                return Ok(Page { entries, next });
             }
-        };
+            if let Some(error) = error {
+                return Err((error, reused));
+            }
+            let after = self.next_after_nothing(partition, from);
+            if let Some(next) = after.await.map_err(|e| (e, false))? {
+                cursor.skip_to(next);
+                lease.keep();
+                return Ok(Page {
+                    entries: Vec::new(),
+                    next,
+                });
+            }
+        }
         lease.keep();
-        Ok(Page { entries, next })
+        Ok(Page {
+            entries: Vec::new(),
+            next: from,
+        })
     }
 
     /// Where a read that found nothing at or after `from` may go on: past the stream's last
     /// sequence, read before asking the stream (not the consumer) whether the subject has a
     /// message at or after `from`. Every sequence up to it was assigned, in order, when the
-    /// stream answered: none of them can still become a message of the subject.
-    async fn next_after_nothing(&self, partition: u32, from: u64) -> Result<u64, SourceError> {
+    /// stream answered: none of them can still become a message of the subject. `None` when
+    /// the stream has such a message (stored since the pull).
+    async fn next_after_nothing(
+        &self,
+        partition: u32,
+        from: u64,
+    ) -> Result<Option<u64>, SourceError> {
         let info = self
             .stream
             .get_info()
@@ -173,15 +180,14 @@ impl NatsSource {
             .send()
             .await
         {
-            // Stored since the pull: the consumer delivers it on the next read.
-            Ok(_) => Ok(from),
+            Ok(_) => Ok(None),
             Err(error)
                 if matches!(
                     error.kind(),
                     jetstream::stream::RawMessageErrorKind::NoMessageFound
                 ) =>
             {
-                Ok(from.max(last.saturating_add(1)))
+                Ok(Some(from.max(last.saturating_add(1))))
             }
             Err(error) => Err(backend("read", true, error)),
         }
@@ -189,20 +195,25 @@ impl NatsSource {
 
     /// Waits on a cursor at `from` until the consumer delivers a message (buffered for the
     /// next read), the pull expiring and being sent again in between.
-    async fn wait_once(&self, partition: u32, from: u64) -> Result<(), SourceError> {
-        let (mut lease, _) = self
+    async fn wait_once(
+        &self,
+        partition: u32,
+        from: u64,
+        fresh: bool,
+    ) -> Result<(), (SourceError, bool)> {
+        let subject = self.subject(partition);
+        let (mut lease, reused) = self
             .pool
-            .checkout(
-                &self.stream,
-                partition,
-                self.subject(partition),
-                from,
-                false,
-            )
-            .await?;
-        let cursor = lease_cursor(&mut lease)?;
+            .checkout(&self.stream, partition, subject, from, fresh)
+            .await
+            .map_err(|e| (e, false))?;
+        let cursor = lease_cursor(&mut lease).map_err(|e| (e, reused))?;
         if !cursor.has_buffered() {
-            while !cursor.pull_one(self.config.wait_expiry).await? {}
+            while !cursor
+                .pull_one(self.config.wait_expiry, self.config.wait_expiry / 2)
+                .await
+                .map_err(|e| (e, reused))?
+            {}
         }
         lease.keep();
         Ok(())
@@ -247,7 +258,15 @@ impl Source for NatsSource {
     async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
         SourceError::check_partition(partition, self.config.partitions)?;
         SourceError::check_from(from)?;
-        self.wait_once(partition, from).await
+        match self.wait_once(partition, from, false).await {
+            Ok(()) => Ok(()),
+            // As in `read`: an idle consumer may be gone.
+            Err((_, true)) => self
+                .wait_once(partition, from, true)
+                .await
+                .map_err(|(error, _)| error),
+            Err((error, false)) => Err(error),
+        }
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {

@@ -1,6 +1,9 @@
 //! Reads, pages, sparse positions, empty partitions and head.
 
+use std::time::{Duration, Instant};
+
 use checkpoint_core::source::Source;
+use checkpoint_source_nats::NatsSource;
 
 use crate::support::TestStream;
 
@@ -114,5 +117,64 @@ async fn head_is_the_last_position_of_the_partition() {
     let second = source.append(0, None, b"c".to_vec()).await.unwrap();
     assert_eq!(source.head(0).await.unwrap(), Some(second));
     assert_eq!(source.head(1).await.unwrap(), Some(first + 1));
+    stream.delete().await;
+}
+
+/// Deletes every consumer of the test's stream behind the source's back (as a server restart
+/// or the inactive threshold would).
+async fn delete_consumers(stream: &TestStream) -> usize {
+    use futures_util::StreamExt;
+    let handle = stream
+        .context
+        .get_stream(stream.config.stream())
+        .await
+        .unwrap();
+    let names: Vec<String> = handle
+        .consumer_names()
+        .map(|name| name.unwrap())
+        .collect()
+        .await;
+    for name in &names {
+        handle.delete_consumer(name).await.unwrap();
+    }
+    names.len()
+}
+
+#[tokio::test]
+async fn a_kept_consumer_that_went_away_is_replaced_without_an_error() {
+    let stream = TestStream::new("gone", 1).await;
+    // A wait asks whether its consumer still exists every half expiry.
+    let config = stream
+        .config
+        .clone()
+        .with_wait_expiry(Duration::from_secs(1));
+    let source = NatsSource::new_with_config(stream.context.clone(), config)
+        .await
+        .unwrap();
+    let first = source.append(0, None, b"one".to_vec()).await.unwrap();
+    let page = source.read(0, 0, 10).await.unwrap();
+    assert_eq!(page.next, first + 1);
+    assert_eq!(
+        delete_consumers(&stream).await,
+        1,
+        "the source keeps one consumer"
+    );
+    let second = source.append(0, None, b"two".to_vec()).await.unwrap();
+    let page = source.read(0, page.next, 10).await.unwrap();
+    assert_eq!(
+        page.entries.iter().map(|e| e.position).collect::<Vec<_>>(),
+        vec![second]
+    );
+    // The same for a wait.
+    assert_eq!(delete_consumers(&stream).await, 1);
+    let third = source.append(0, None, b"three".to_vec()).await.unwrap();
+    let started = Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), source.wait(0, page.next))
+        .await
+        .expect("the wait finds its consumer gone and resolves on a new one")
+        .unwrap();
+    println!("the wait took {:?}", started.elapsed());
+    let page = source.read(0, page.next, 10).await.unwrap();
+    assert_eq!(page.entries[0].position, third);
     stream.delete().await;
 }
