@@ -135,6 +135,10 @@ pub const BACKEND: &str = "sqlite";
 /// The event table's name unless [`SqliteSource::with_table`] says otherwise.
 pub const DEFAULT_TABLE: &str = "events";
 
+/// How long [`SqliteSource::open`]'s connections wait for another writer's lock before an
+/// append fails (retryable).
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How often `wait` looks for other processes' appends unless
 /// [`SqliteSource::with_poll_interval`] says otherwise.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(50);

@@ -1,17 +1,20 @@
 //! [`SqliteSource`]: constructors, settings, the migration, the setup check and the append
 //! helpers.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
-use sqlx::sqlite::{SqliteConnection, SqlitePool};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+};
 use sqlx::{Connection, Sqlite};
 use tokio::sync::{Mutex, OnceCell, watch};
 
 use crate::error::{backend, missing_table, other_partition_count};
 use crate::table::{Statements, sql};
-use crate::{DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
+use crate::{DEFAULT_BUSY_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
 
 /// A log source over an event table in an SQLite database: see the [crate documentation](crate)
 /// for the schema and why no committed entry is ever skipped.
@@ -55,6 +58,27 @@ impl SqliteSource {
             poll_interval: DEFAULT_POLL_INTERVAL,
             shared: Arc::default(),
         }
+    }
+
+    /// Opens (creating it if missing) the database file at `path` in WAL mode (readers never
+    /// wait for the writer) with a busy timeout of [`DEFAULT_BUSY_TIMEOUT`], and a source of
+    /// `partitions` partitions over it, as [`new`](Self::new) does. Call
+    /// [`migrate`](Self::migrate) before the first append.
+    ///
+    /// # Errors
+    ///
+    /// [`SourceError::Backend`] when the file cannot be opened.
+    pub async fn open(path: impl AsRef<Path>, partitions: u32) -> Result<Self, SourceError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(DEFAULT_BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .map_err(|e| backend("open", DEFAULT_TABLE, e))?;
+        Ok(Self::new(pool, partitions))
     }
 
     fn default_statements() -> Statements {

@@ -145,3 +145,18 @@ async fn append_in_commits_and_rolls_back_with_the_callers_transaction() {
     assert!(page.entries[0].appended_at.is_some());
     assert_eq!(page.next, 3);
 }
+
+#[tokio::test]
+async fn open_creates_a_wal_file_that_a_second_open_reads() {
+    let db = TempDb::new();
+    let first = SqliteSource::open(db.path(), 2).await.expect("open");
+    first.migrate().await.expect("migrate");
+    first.append(1, Some("k"), b"one").await.expect("append");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(first.pool())
+        .await
+        .expect("journal mode");
+    assert_eq!(mode, "wal");
+    let second = SqliteSource::open(db.path(), 2).await.expect("open again");
+    assert_eq!(second.read(1, 0, 10).await.expect("read").entries.len(), 1);
+}
