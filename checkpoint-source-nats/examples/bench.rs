@@ -45,6 +45,11 @@ async fn run(context: &jetstream::Context, source: &NatsSource, name: &str) -> B
             ours / raw
         );
     }
+    let (going_on, elsewhere) = per_read(source).await?;
+    println!(
+        "one read of 10 entries, p50: going on from the last next (kept consumer) {going_on:?}, \
+         from elsewhere (a new consumer) {elsewhere:?}"
+    );
     let mut latencies = latency(source).await?;
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
@@ -116,6 +121,28 @@ async fn raw_read(context: &jetstream::Context, name: &str) -> Result<f64, async
     let rate = read as f64 / started.elapsed().as_secs_f64();
     stream.delete_consumer(&consumer.cached_info().name).await?;
     Ok(rate)
+}
+
+/// The median time of a read of 10 entries going on from the previous `next`, and of one
+/// from a position no kept consumer stands at.
+async fn per_read(source: &NatsSource) -> Result<(Duration, Duration), SourceError> {
+    let median = |mut times: Vec<Duration>| {
+        times.sort();
+        times[times.len() / 2]
+    };
+    let (mut going_on, mut elsewhere) = (Vec::new(), Vec::new());
+    let mut from = 0;
+    for _ in 0..500 {
+        let started = Instant::now();
+        from = source.read(0, from, 10).await?.next;
+        going_on.push(started.elapsed());
+    }
+    for i in 0..200u64 {
+        let started = Instant::now();
+        source.read(0, 1 + i * 97 % ENTRIES as u64, 10).await?;
+        elsewhere.push(started.elapsed());
+    }
+    Ok((median(going_on), median(elsewhere)))
 }
 
 /// Publish → reader latencies on partition 1, one message every 5 ms.
