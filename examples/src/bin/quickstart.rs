@@ -10,15 +10,18 @@
 //! A plain build has SQLite only; each other backend is the feature of its name (see the
 //! library's doc).
 //!
-//! The log is in process: 4 partitions of 600 entries, every tenth filtered out. A reader per
-//! partition hands entries to 8 handler tasks that finish them out of order (random work of a
+//! The log is a real one: an SQLite event table (`checkpoint-source-sqlite`) of 4 partitions
+//! of 600 order events each (positions 1 to 600), every tenth an event the subscription filters
+//! out, written by the supervisor before the workers start. A reader per partition reads it
+//! from the partition's checkpoint, a page at a time, and hands entries to 8 handler tasks that finish them out of order (random work of a
 //! few milliseconds; entry 100 of partition 0 takes 600 ms). A
 //! [`Committer`] turns the completions into gap-free
 //! checkpoints and writes the ones that moved with one `save_all` every 150 ms: while the slow
 //! entry runs, partition 0's checkpoint holds at 100 however many later entries are done, and
 //! the example prints that. It runs the workers in a child process, kills it (SIGKILL: no
 //! goodbye, no final write) after a few writes, and starts them again: the second run resumes
-//! each partition at its checkpoint, the first entry not known to be completed. Entries
+//! each partition at its checkpoint, the first entry not known to be completed, by reading the
+//! log from there (the source never skips an entry that commits later). Entries
 //! completed after the last write are done again, which is what at-least-once means; nothing
 //! is skipped.
 
@@ -29,14 +32,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use checkpoint_committer::{Committer, Partition};
 use checkpoint_core::CheckpointStore;
+use checkpoint_core::source::Source;
 use checkpoint_examples::{
     ExampleStore, check_store, checkpoint_list_command, display_store, open_store,
 };
+use checkpoint_source_sqlite::SqliteSource;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const PARTITIONS: u32 = 4;
+/// Entries per partition, at positions 1 to 600: a finished partition's checkpoint is 601.
 const ENTRIES_PER_PARTITION: u64 = 600;
+/// How many entries a reader asks the log for at once.
+const PAGE: usize = 100;
 /// Handler tasks shared by every partition: entries finish out of order.
 const HANDLERS: u64 = 8;
 const SUBSCRIPTION: &str = "order-emails";
@@ -57,9 +65,9 @@ async fn main() -> ExitCode {
             .cloned()
     };
     let result = if args.iter().any(|a| a == "--run-workers") {
-        match (value_of("--store"), value_of("--group")) {
-            (Some(store), Some(group)) => run_workers(&store, &group).await,
-            _ => Err("--run-workers needs --store and --group".into()),
+        match (value_of("--store"), value_of("--group"), value_of("--log")) {
+            (Some(store), Some(group), Some(log)) => run_workers(&store, &group, &log).await,
+            _ => Err("--run-workers needs --store, --group and --log".into()),
         }
     } else {
         let store = value_of("--store").unwrap_or_else(|| {
@@ -97,21 +105,25 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
         "group: {group}, subscription: {SUBSCRIPTION}, {PARTITIONS} partitions of {ENTRIES_PER_PARTITION} entries, {HANDLERS} handlers\n"
     );
 
+    let log = write_log(&stamp.to_string()).await?;
+    println!("log: {log} (an SQLite event table)\n");
+
     println!("── run 1: start the workers, kill them after {SAVES_BEFORE_KILL} saves");
-    run_child(store_spec, &group, Some(SAVES_BEFORE_KILL)).await?;
+    run_child(store_spec, &group, &log, Some(SAVES_BEFORE_KILL)).await?;
     let store = open_store(store_spec).await?;
     let saved = positions(&*store, &group).await?;
     println!("   killed. Saved checkpoints: {}\n", describe(&saved));
 
     println!("── run 2: start again; every partition resumes at its checkpoint");
-    run_child(store_spec, &group, None).await?;
+    run_child(store_spec, &group, &log, None).await?;
     let done = positions(&*store, &group).await?;
     println!("   finished. Checkpoints: {}\n", describe(&done));
 
-    let complete = (0..PARTITIONS).all(|p| done.get(&p) == Some(&ENTRIES_PER_PARTITION));
+    let complete = (0..PARTITIONS).all(|p| done.get(&p) == Some(&(ENTRIES_PER_PARTITION + 1)));
     if !complete {
         return Err(format!(
-            "expected every partition at {ENTRIES_PER_PARTITION}, found {}",
+            "expected every partition at {}, after its last entry, found {}",
+            ENTRIES_PER_PARTITION + 1,
             describe(&done)
         )
         .into());
@@ -127,14 +139,45 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Writes the log the workers read: an SQLite event table in a file of its own, each
+/// partition's entries appended in one transaction. Every tenth entry is an event the
+/// subscription does not handle. Returns the file's path.
+async fn write_log(stamp: &str) -> Result<String, BoxError> {
+    let path = std::env::temp_dir().join(format!("checkpoint-quickstart-log-{stamp}.sqlite3"));
+    let source = SqliteSource::open(&path, PARTITIONS).await?;
+    source.migrate().await?;
+    for partition in 0..PARTITIONS {
+        let mut tx = source.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for n in 1..=ENTRIES_PER_PARTITION {
+            let order = format!("order-{partition}-{n}");
+            let event = if n % 10 == 9 { "viewed" } else { "placed" };
+            source
+                .append_in(&mut tx, partition, Some(&order), event.as_bytes())
+                .await?;
+        }
+        tx.commit().await?;
+    }
+    source.pool().close().await;
+    Ok(path.display().to_string())
+}
+
 /// Runs the workers in a child process; with `kill_after`, kills it after that many saves.
 async fn run_child(
     store_spec: &str,
     group: &str,
+    log: &str,
     kill_after: Option<usize>,
 ) -> Result<(), BoxError> {
     let mut child = Command::new(std::env::current_exe()?)
-        .args(["--run-workers", "--store", store_spec, "--group", group])
+        .args([
+            "--run-workers",
+            "--store",
+            store_spec,
+            "--group",
+            group,
+            "--log",
+            log,
+        ])
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()?;
@@ -183,10 +226,11 @@ fn describe(positions: &BTreeMap<u32, u64>) -> String {
 }
 
 /// The worker process: one committer; every partition resumes from its checkpoint, a reader
-/// per partition hands entries to a pool of handlers that finish out of order, and the
-/// committer writes the gap-free checkpoints every `SAVE_EVERY`.
-async fn run_workers(store_spec: &str, group: &str) -> Result<(), BoxError> {
+/// per partition reads the log from there and hands entries to a pool of handlers that finish
+/// out of order, and the committer writes the gap-free checkpoints every `SAVE_EVERY`.
+async fn run_workers(store_spec: &str, group: &str, log: &str) -> Result<(), BoxError> {
     let store = open_store(store_spec).await?;
+    let source = SqliteSource::open(log, PARTITIONS).await?;
     let committer = Committer::builder(Arc::clone(&store), group)
         .interval(SAVE_EVERY)
         .max_in_flight(256)
@@ -204,7 +248,11 @@ async fn run_workers(store_spec: &str, group: &str) -> Result<(), BoxError> {
             "partition {partition} resumes at {} of {ENTRIES_PER_PARTITION}",
             owned.gap_free()
         );
-        readers.push(tokio::spawn(read_partition(owned, entries.clone())));
+        readers.push(tokio::spawn(read_partition(
+            owned,
+            source.clone(),
+            entries.clone(),
+        )));
     }
     drop(entries);
     let monitor = tokio::spawn(report_writes(committer.clone()));
@@ -221,21 +269,32 @@ async fn run_workers(store_spec: &str, group: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Hands every entry of the partition, from where it resumes, to the handlers, in log order.
-/// Every tenth entry is one the subscription filters out: it is skipped, not handled.
+/// Reads the partition's log from where it resumes, a page at a time, and hands every entry
+/// to the handlers in log order. A `viewed` event is one the subscription filters out: it is
+/// skipped, not handled. This log is written before the workers start, so a reader stops at
+/// its head; a live subscriber would `source.wait(partition, next)` there instead.
 async fn read_partition(
     partition: Partition,
+    source: SqliteSource,
     entries: tokio::sync::mpsc::Sender<(Partition, u64)>,
 ) -> Result<(), BoxError> {
-    for position in partition.gap_free()..ENTRIES_PER_PARTITION {
-        if position % 10 == 9 {
-            partition.skipped(position)?;
-            continue;
+    let number = partition.partition();
+    let mut next = partition.gap_free();
+    loop {
+        let page = source.read(number, next, PAGE).await?;
+        if page.entries.is_empty() {
+            return Ok(());
         }
-        partition.dispatched(position).await?;
-        entries.send((partition.clone(), position)).await?;
+        for entry in page.entries {
+            if entry.payload == b"viewed" {
+                partition.skipped(entry.position)?;
+                continue;
+            }
+            partition.dispatched(entry.position).await?;
+            entries.send((partition.clone(), entry.position)).await?;
+        }
+        next = page.next;
     }
-    Ok(())
 }
 
 /// A handler: takes the next entry of any partition, works on it for a random few
