@@ -60,7 +60,9 @@
 //!   (not the consumer) for the subject's first message at or after `from`. When there is
 //!   none, `next` is `max(from, L + 1)`: every sequence up to `L` was assigned before the
 //!   second question, and none of them is a message of the subject at or after `from`. A
-//!   partition with few messages so moves its checkpoint along with the stream.
+//!   partition with few messages so moves its checkpoint along with the stream. When there
+//!   is one (stored since the pull), the read pulls once more; still nothing, and `next`
+//!   stays at `from`.
 //! - **A message deleted** (by limits, `max_age`, a purge or a delete) is no longer read: it
 //!   does not come back either. Size the stream's limits so that readers keep up.
 //! - **[`NatsSource::append`]** returns the position once the stream acknowledged (stored) the
@@ -73,19 +75,34 @@
 //! partition, for readers at different positions): a reader going on from the `next` its
 //! last read returned sends one pull request per read. A read from elsewhere creates a
 //! consumer (one more request) and the oldest idle one is deleted. An empty read adds two
-//! requests (stream info, message get). [`Source::wait`](checkpoint_core::source::Source::wait)
-//! leaves a pull request on the server that it answers as soon as a message of the subject is
-//! stored (a push, no polling), sent again every [`NatsSourceConfig::with_wait_expiry`]; the
-//! message it brings is kept for the next read. A read or wait that is cancelled or fails
-//! drops its consumer; consumers nobody pulls from go after two minutes on the server.
+//! requests (stream info, message get). Measured by the crate's `bench` example on 2 cores:
+//! a read of 10 entries going on took about 85 µs (median), one from elsewhere about 330 µs;
+//! reading 20,000 entries in pages of 500 ran at 0.8-1.0× the raw pull consumer of the same
+//! messages.
+//!
+//! [`Source::wait`](checkpoint_core::source::Source::wait) leaves a pull request on the
+//! server, which answers as soon as a message of the subject is stored (a push, no polling:
+//! about 0.5 ms from publish to reader at rest), sent again every
+//! [`NatsSourceConfig::with_wait_expiry`]; the message it brings is kept for the next read.
+//! Meanwhile the wait asks every half expiry whether its consumer still exists (see below).
+//! A read or wait that is cancelled or fails drops its consumer; consumers nobody pulls from
+//! go after two minutes on the server.
 //! [`Source::head`](checkpoint_core::source::Source::head) is one request (last message by
 //! subject).
 //!
-//! # Server
+//! # Server restarts and lost consumers
+//!
+//! The client reconnects by itself. A consumer does not survive a restart (the source makes
+//! them in memory), and a pull sent to a consumer that no longer exists is never answered
+//! (no error comes back). So a read whose kept consumer does not answer within a quarter of
+//! the source's timeout drops it and reads again through a new consumer at the same
+//! position, within the same timeout; a wait finds out by its periodic check and waits on a
+//! new consumer. Messages the stream stored survive with file storage, so nothing
+//! acknowledged is lost; the tests restart the server under writers and readers.
 //!
 //! Written against NATS 2.9 (no batch direct get, no stream metadata: the count lives in the
-//! description), which the tests run on. After a server restart the client reconnects; a read
-//! whose idle consumer went with the restart opens a new one at the same position.
+//! description), which the tests run on. Every request goes to the stream's leader, so on a
+//! cluster the same argument holds for a replicated stream.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
