@@ -7,4 +7,5 @@ mod kit;
 mod processes;
 mod setup;
 mod support;
+mod throughput;
 mod waking;

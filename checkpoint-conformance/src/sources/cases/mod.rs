@@ -1,4 +1,4 @@
-//! The source cases, each a public async function over a [`SourceLog`](super::SourceLog),
+//! The source cases, each a public async function over a [`SourceLog`],
 //! one file per family; [`source_tests!`](crate::source_tests) makes a named test of each.
 
 use std::time::Duration;
