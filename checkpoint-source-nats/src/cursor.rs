@@ -17,6 +17,10 @@ use crate::error::{Unexpected, backend, boxed};
 /// stopped without deleting it (a crashed process) goes away on its own.
 const INACTIVE_THRESHOLD: Duration = Duration::from_secs(120);
 
+/// The most messages one read pulls: the server takes the batch as a signed 32-bit count,
+/// and a page this long is already far past the point where larger pages read faster.
+const MAX_PULL: usize = 10_000;
+
 /// An ephemeral pull consumer of one partition and where it stands.
 ///
 /// Invariant: the consumer next delivers the first message of the subject at or after
@@ -100,7 +104,8 @@ impl Cursor {
             }
         }
         if entries.len() < max {
-            let wanted = max - entries.len();
+            // A page may be shorter than `max`: one pull asks for at most `MAX_PULL`.
+            let wanted = (max - entries.len()).min(MAX_PULL);
             let error = match self.consumer.fetch().max_messages(wanted).messages().await {
                 Ok(batch) => self.receive(batch, &mut entries, Some(answer)).await.err(),
                 Err(e) => Some(backend("read", true, e)),

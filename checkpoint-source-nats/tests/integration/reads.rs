@@ -178,3 +178,16 @@ async fn a_kept_consumer_that_went_away_is_replaced_without_an_error() {
     assert_eq!(page.entries[0].position, third);
     stream.delete().await;
 }
+
+#[tokio::test]
+async fn a_read_with_the_largest_max_returns_what_there_is() {
+    let stream = TestStream::new("maxmax", 1).await;
+    let source = stream.source().await;
+    let position = source.append(0, None, b"only".to_vec()).await.unwrap();
+    let page = source.read(0, 0, usize::MAX).await.unwrap();
+    assert_eq!(
+        page.entries.iter().map(|e| e.position).collect::<Vec<_>>(),
+        vec![position]
+    );
+    stream.delete().await;
+}
