@@ -5,6 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use checkpoint_core::source::Source;
+use checkpoint_source_nats::NatsSource;
 
 use crate::history::{Plan, run};
 use crate::support::{Rng, SERVER, START_SERVER, TestStream, url};
@@ -87,9 +88,37 @@ async fn a_server_restart_loses_and_skips_no_acknowledged_entry() {
     let _leave_running = LeaveRunning;
     let (_, seed) = Rng::seeded();
     println!("seed {seed} (CHECKPOINT_NATS_SEED replays it)");
-    let stream = TestStream::unlocked("restart", 8).await;
+    // Partitions 0..8 for the writers and readers, 8 for a wait that spans the restart.
+    let stream = TestStream::unlocked("restart", 9).await;
     let source = stream.source().await;
     assert_eq!(source.read(0, 0, 1).await.unwrap().next, 1);
+    let waiting = {
+        let config = stream
+            .config
+            .clone()
+            .with_wait_expiry(Duration::from_secs(2));
+        let waiter = NatsSource::new_with_config(stream.context.clone(), config)
+            .await
+            .unwrap();
+        // A reader's loop: wait, read; a failed wait (the server is away) is tried again.
+        tokio::spawn(async move {
+            let mut failed = 0;
+            loop {
+                match waiter.wait(8, 1).await {
+                    Ok(()) => {
+                        let page = waiter.read(8, 1, 10).await;
+                        if page.is_ok_and(|page| !page.entries.is_empty()) {
+                            return (failed, Instant::now());
+                        }
+                    }
+                    Err(_) => {
+                        failed += 1;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        })
+    };
     let plan = Plan {
         partitions: 8,
         writers: 4,
@@ -109,5 +138,17 @@ async fn a_server_restart_loses_and_skips_no_acknowledged_entry() {
     let page = source.read(0, position, 10).await.unwrap();
     assert_eq!(page.entries.len(), 1);
     assert_eq!(source.head(0).await.unwrap(), Some(position));
+    // The wait that began before the restart wakes on an append after it.
+    assert!(!waiting.is_finished(), "woken with nothing appended");
+    let appended = Instant::now();
+    source.append(8, None, b"late".to_vec()).await.unwrap();
+    let (failed, woke) = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("a wait across the restart wakes within 10 s")
+        .unwrap();
+    println!(
+        "the wait across the restart ({failed} waits failed) woke {:?} after the append",
+        woke.saturating_duration_since(appended)
+    );
     stream.delete().await;
 }
