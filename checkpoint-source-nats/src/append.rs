@@ -9,7 +9,8 @@ use crate::source::NatsSource;
 
 impl NatsSource {
     /// Publishes `payload` to `partition`'s subject, with `key` in the `Checkpoint-Key`
-    /// header, and returns its position once the stream acknowledged it (stored it).
+    /// header, and returns its position once the stream acknowledged it (stored it). A key
+    /// with a control character (a line break) is refused: a header cannot hold it.
     ///
     /// An error means the message may or may not be stored (the acknowledgement may be what
     /// was lost): publishing again may store it twice. An acknowledgement from another stream
@@ -21,6 +22,13 @@ impl NatsSource {
         payload: impl Into<Vec<u8>>,
     ) -> Result<u64, SourceError> {
         SourceError::check_partition(partition, self.config.partitions)?;
+        if let Some(key) = key.filter(|key| key.chars().any(char::is_control)) {
+            // A header value ends at a line break: a key with one would forge headers.
+            return Err(SourceError::InvalidInput {
+                argument: "key",
+                reason: format!("{key:?} has a control character, which a NATS header cannot hold"),
+            });
+        }
         let payload: Vec<u8> = payload.into();
         let mut headers = HeaderMap::new();
         if let Some(key) = key {

@@ -97,7 +97,8 @@
 //! (no error comes back). So a read whose kept consumer does not answer within a quarter of
 //! the source's timeout drops it and reads again through a new consumer at the same
 //! position, within the same timeout; a wait finds out by its periodic check and waits on a
-//! new consumer. Messages the stream stored survive with file storage, so nothing
+//! new consumer. While the server is away, reads, waits and appends fail with retryable
+//! errors (try again). Messages the stream stored survive with file storage, so nothing
 //! acknowledged is lost; the tests restart the server under writers and readers.
 //!
 //! Written against NATS 2.9 (no batch direct get, no stream metadata: the count lives in the

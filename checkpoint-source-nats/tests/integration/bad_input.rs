@@ -165,6 +165,16 @@ async fn bad_arguments_are_refused_before_any_request() {
         source.append(9, None, b"x".to_vec()).await,
         Err(SourceError::PartitionOutOfRange { .. })
     ));
+    assert!(matches!(
+        source
+            .append(0, Some("a\r\nNats-Msg-Id: forged"), b"x".to_vec())
+            .await,
+        Err(SourceError::InvalidInput {
+            argument: "key",
+            ..
+        })
+    ));
+    assert_eq!(source.head(0).await.unwrap(), None, "nothing was published");
     assert!(NatsSourceConfig::new("a.b", 1).is_err());
     assert!(NatsSourceConfig::new("ok", 0).is_err());
     assert!(
