@@ -1,14 +1,16 @@
 //! [`LeaseStore`](checkpoint_core::LeaseStore)'s requests: one statement each, judged by the
 //! server's clock (`now()` of the statement), on `<table>_leases` and `<table>_owners`.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use checkpoint_core::{
-    Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released,
+    Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released, UnexpectedValue,
 };
 use sqlx::postgres::PgConnection;
 
 use super::{Requests, sql};
+use crate::BACKEND;
 use crate::error::backend;
 use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
 
@@ -39,8 +41,64 @@ fn contended_patience(duration: Duration, timeout: Option<Duration>) -> Duration
 /// handover requests.
 type HeldArrays = (Vec<i64>, Vec<i64>, Vec<Option<String>>);
 
-/// A row of `sql/leases.sql`: a lease (with its partition) or an owner (without).
-type LeaseRow = (Option<i64>, String, Option<i64>, i64, Option<String>);
+/// A row of `sql/leases.sql`: a lease (partition, owner, generation, epoch, handover request)
+/// or a live owner (owner, generation, microseconds left).
+type LeaseRow = (
+    Option<i64>,
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+/// The table from the rows of `sql/leases.sql`: the live owners, and the leases whose owner is
+/// live under the generation they were granted under, with that owner's time left.
+fn lease_table(rows: Vec<LeaseRow>) -> Result<LeaseTable, Error> {
+    let mut live: HashMap<String, (Option<i64>, Duration)> = HashMap::new();
+    let mut leases = Vec::new();
+    let mut table = LeaseTable::default();
+    for (partition, owner, generation, stored_epoch, micros_left, requested) in rows {
+        match (partition, stored_epoch, micros_left) {
+            (Some(partition), Some(stored_epoch), _) => {
+                leases.push((partition, owner, generation, stored_epoch, requested));
+            }
+            (None, _, Some(micros_left)) => {
+                let time_left = time_left(Operation::Leases, micros_left)?;
+                live.insert(owner.clone(), (generation, time_left));
+                table.owners.push(LeaseOwner {
+                    owner,
+                    time_left: Some(time_left),
+                });
+            }
+            _ => {
+                return Err(UnexpectedValue::new(
+                    "leases row",
+                    "a row that is neither a lease nor a live owner",
+                )
+                .into_error(BACKEND, Operation::Leases));
+            }
+        }
+    }
+    for (partition, owner, generation, stored_epoch, handover_requested_by) in leases {
+        let Some(&(live_generation, time_left)) = live.get(&owner) else {
+            continue;
+        };
+        // A heartbeat's generation is never null; a lease's is when no heartbeat holds it,
+        // which then matches none.
+        if live_generation != generation {
+            continue;
+        }
+        table.leases.push(Lease {
+            partition: COLUMNS.partition(Operation::Leases, partition)?,
+            owner,
+            epoch: epoch(Operation::Leases, stored_epoch)?,
+            time_left: Some(time_left),
+            handover_requested_by,
+        });
+    }
+    Ok(table)
+}
 
 impl Requests {
     /// Grants what is free, renews what the owner holds; [`Error::Retired`] for a tombstone.
@@ -212,20 +270,7 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Leases, error))?;
-        let mut table = LeaseTable::default();
-        for (partition, owner, stored_epoch, micros_left, handover_requested_by) in rows {
-            let time_left = Some(time_left(Operation::Leases, micros_left)?);
-            match (partition, stored_epoch) {
-                (Some(partition), Some(stored_epoch)) => table.leases.push(Lease {
-                    partition: COLUMNS.partition(Operation::Leases, partition)?,
-                    owner,
-                    epoch: epoch(Operation::Leases, stored_epoch)?,
-                    time_left,
-                    handover_requested_by,
-                }),
-                _ => table.owners.push(LeaseOwner { owner, time_left }),
-            }
-        }
+        let table = lease_table(rows)?;
         tracing::Span::current().record("count", table.leases.len());
         Ok(table)
     }
