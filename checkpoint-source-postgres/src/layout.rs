@@ -89,9 +89,16 @@ impl Layout {
         }
     }
 
-    /// The notification channel: the table's name, and its schema's when it has one.
+    /// The notification channel: the table's name, and its schema's when it has one and the
+    /// two fit a channel name (63 bytes; a longer one makes `pg_notify` fail every insert).
+    /// Two tables that share a channel only wake each other's readers for nothing.
     pub(crate) fn channel(&self) -> String {
-        self.display()
+        let qualified = self.display();
+        if qualified.len() <= MAX_IDENTIFIER {
+            qualified
+        } else {
+            self.table.clone()
+        }
     }
 }
 
@@ -128,5 +135,13 @@ mod tests {
             assert!(Layout::default().with_table(bad).is_err(), "{bad:?}");
         }
         assert!(Layout::default().with_partition_column("p\"").is_err());
+        let long = Layout::default()
+            .with_table(&format!("{}.{}", "s".repeat(40), "t".repeat(56)))
+            .unwrap();
+        assert_eq!(
+            long.channel(),
+            "t".repeat(56),
+            "a channel name has at most 63 bytes"
+        );
     }
 }

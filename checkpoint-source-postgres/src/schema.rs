@@ -228,7 +228,7 @@ fn expected_columns(layout: &Layout) -> [(&str, &'static [&'static str], &'stati
 
 async fn verify_columns(pool: &PgPool, layout: &Layout) -> Result<(), SourceError> {
     let rows = sqlx::query(
-        "SELECT a.attname::text, t.typname::text, pg_get_expr(d.adbin, d.adrelid)
+        "SELECT a.attname::text, t.typname::text, pg_get_expr(d.adbin, d.adrelid), a.attnotnull
            FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
            LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
           WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped",
@@ -250,6 +250,18 @@ async fn verify_columns(pool: &PgPool, layout: &Layout) -> Result<(), SourceErro
             return Err(setup(format!(
                 "column {column} of table {name} is of type {typname}, not {}: {todo}",
                 types.join(" or ")
+            )));
+        }
+        let not_null: bool = row.get(3);
+        let ordered = [
+            "tx",
+            layout.sequence_column.as_str(),
+            layout.partition_column.as_str(),
+        ];
+        if ordered.contains(&column) && !not_null {
+            return Err(setup(format!(
+                "column {column} of table {name} may be null, and a read orders by it: \
+                 ALTER TABLE {name} ALTER COLUMN {column} SET NOT NULL"
             )));
         }
         if column == "tx" {

@@ -1,6 +1,7 @@
 //! [`PostgresSource`]: its construction, options and the [`Source`] operations.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -13,7 +14,7 @@ use crate::layout::Layout;
 use crate::listener::Wakeups;
 use crate::position;
 use crate::schema::{self, Verified};
-use crate::statements::{Statements, sql};
+use crate::statements::{Statements, planned_each_time, sql};
 
 /// How long an operation may take unless [`PostgresSource::with_timeout`] says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,7 +41,18 @@ pub struct PostgresSource {
     poll_interval: Duration,
     verified: Arc<OnceCell<Verified>>,
     wakeups: Arc<OnceCell<Wakeups>>,
+    cursors: Arc<Mutex<Cursors>>,
 }
+
+/// Where recent reads stopped: (partition, `next`) → the sequence value of the last entry
+/// returned, when `next` points into that entry's transaction. A read from such a `next` (what
+/// a reader that goes on does) seeks past that entry instead of skipping the transaction's
+/// first entries one by one, which would make reading a large transaction quadratic. Positions
+/// are stable, so an entry is never stale; the map is only emptied when it grows large.
+type Cursors = HashMap<(u32, u64), i64>;
+
+/// How many cursors a source keeps before it forgets them all.
+const MAX_CURSORS: usize = 4096;
 
 impl PostgresSource {
     /// A source of `partitions` partitions over the table [`DEFAULT_TABLE`](crate::DEFAULT_TABLE)
@@ -57,6 +69,7 @@ impl PostgresSource {
             poll_interval: DEFAULT_POLL_INTERVAL,
             verified: Arc::default(),
             wakeups: Arc::default(),
+            cursors: Arc::default(),
         }
     }
 
@@ -65,6 +78,7 @@ impl PostgresSource {
         self.layout = layout;
         self.verified = Arc::default();
         self.wakeups = Arc::default();
+        self.cursors = Arc::default();
         self
     }
 
@@ -186,26 +200,36 @@ impl PostgresSource {
     async fn fetch_page(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
         let (xid, skip) = position::decode(from);
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
-        let rows = sqlx::query(sql(&self.statements.read))
+        let cursor = self.cursor(partition, from);
+        // From a transaction's first entry, or from where a read of this source stopped: one
+        // seek. Only a read from inside a transaction that this source did not stop at (a
+        // checkpoint stored by another process) skips the transaction's first entries.
+        let (statement, third) = match (skip, cursor) {
+            (0, _) => (Ok(&self.statements.read_after), i64::MIN),
+            (_, Some(seq)) => (Ok(&self.statements.read_after), seq),
+            (_, None) => (Err(&self.statements.read), as_i64(skip)),
+        };
+        let rows = query(statement)
             .bind(i64::from(partition))
             .bind(as_i64(xid))
-            .bind(as_i64(skip))
+            .bind(third)
             .bind(limit)
             .fetch_all(&self.pool)
             .await
             .map_err(|error| backend("read", error))?;
         let mut entries = Vec::with_capacity(rows.len());
-        // (transaction, index of the next entry of it): rows of the transaction `from` points
-        // into start at `skip`, every later one at its first entry.
-        let mut current: Option<(u64, u64)> = None;
+        // (transaction, index of its next entry, sequence value): rows of the transaction
+        // `from` points into start at `skip`, every later one at its first entry.
+        let mut current: Option<(u64, u64, i64)> = None;
         for row in rows {
             let tx = as_u64(row.try_get::<i64, _>(0).map_err(|e| backend("read", e))?);
+            let seq: i64 = row.try_get(1).map_err(|e| backend("read", e))?;
             let index = match current {
-                Some((last, next)) if last == tx => next,
+                Some((last, next, _)) if last == tx => next,
                 _ if tx == xid => skip,
                 _ => 0,
             };
-            current = Some((tx, index + 1));
+            current = Some((tx, index + 1, seq));
             let at: Option<i64> = row.try_get(4).map_err(|e| backend("read", e))?;
             entries.push(Entry {
                 position: position::encode(tx, index)?,
@@ -215,19 +239,49 @@ impl PostgresSource {
             });
         }
         let next = entries.last().map_or(from, |last| last.position + 1);
+        if let Some((tx, _, seq)) = current {
+            self.remember(partition, next, tx, seq);
+        }
         Ok(Page { entries, next })
+    }
+
+    fn cursor(&self, partition: u32, from: u64) -> Option<i64> {
+        let cursors = self.cursors.lock().unwrap_or_else(PoisonError::into_inner);
+        cursors.get(&(partition, from)).copied()
+    }
+
+    /// Remembers that `next` follows the entry of transaction `tx` with sequence value `seq`,
+    /// when `next` is in that transaction (else a read from it starts at a transaction's first
+    /// entry and needs no cursor).
+    fn remember(&self, partition: u32, next: u64, tx: u64, seq: i64) {
+        if position::decode(next).0 != tx {
+            return;
+        }
+        let mut cursors = self.cursors.lock().unwrap_or_else(PoisonError::into_inner);
+        if cursors.len() >= MAX_CURSORS {
+            cursors.clear();
+        }
+        cursors.insert((partition, next), seq);
     }
 
     async fn probe(&self, partition: u32, from: u64) -> Result<(bool, bool), SourceError> {
         let (xid, skip) = position::decode(from);
+        let (statement, third) = match (skip, self.cursor(partition, from)) {
+            (0, _) => (Ok(&self.statements.probe_after), i64::MIN),
+            (_, Some(seq)) => (Ok(&self.statements.probe_after), seq),
+            (_, None) => (Err(&self.statements.probe), as_i64(skip)),
+        };
         let request = async {
-            sqlx::query_as(sql(&self.statements.probe))
+            let row = query(statement)
                 .bind(i64::from(partition))
                 .bind(as_i64(xid))
-                .bind(as_i64(skip))
+                .bind(third)
                 .fetch_one(&self.pool)
                 .await
-                .map_err(|error| backend("wait", error))
+                .map_err(|error| backend("wait", error))?;
+            let readable = row.try_get(0).map_err(|error| backend("wait", error))?;
+            let pending = row.try_get(1).map_err(|error| backend("wait", error))?;
+            Ok((readable, pending))
         };
         within("wait", self.timeout, request).await
     }
@@ -243,6 +297,17 @@ impl PostgresSource {
                 )
             })
             .await
+    }
+}
+
+/// `Ok`: a statement prepared once per connection; `Err`: one planned for its parameters at
+/// each run (see [`planned_each_time`]).
+fn query(
+    statement: Result<&Arc<str>, &Arc<str>>,
+) -> sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    match statement {
+        Ok(statement) => sqlx::query(sql(statement)),
+        Err(statement) => planned_each_time(statement),
     }
 }
 
@@ -311,6 +376,7 @@ impl Source for PostgresSource {
         self.ready().await?;
         let request = async {
             let row: Option<(i64, i64)> = sqlx::query_as(sql(&self.statements.head))
+                .persistent(false)
                 .bind(i64::from(partition))
                 .fetch_optional(&self.pool)
                 .await

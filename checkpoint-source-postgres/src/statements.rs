@@ -22,11 +22,17 @@ pub(crate) struct Statements {
     /// `$1` partition, `$2` transaction id to start at, `$3` entries of it to skip, `$4` max:
     /// rows `(tx, seq, key, payload, appended_at µs)` in read order.
     pub(crate) read: Arc<str>,
+    /// `$1` partition, `$2` transaction id, `$3` sequence value, `$4` max: the same rows after
+    /// `($2, $3)` in read order, found by one seek of the index (no entries to skip).
+    pub(crate) read_after: Arc<str>,
     /// `$1` partition: the last readable transaction and how many entries it wrote there.
     pub(crate) head: Arc<str>,
     /// `$1` partition, `$2` transaction id, `$3` entries to skip: whether a read from there
     /// returns something now, and whether committed rows wait for the horizon.
     pub(crate) probe: Arc<str>,
+    /// `$1` partition, `$2` transaction id, `$3` sequence value: as `probe`, from after the
+    /// entry `($2, $3)`.
+    pub(crate) probe_after: Arc<str>,
     /// `$1` partition, `$2` key, `$3` payload: the writer's transaction id and the entry's index
     /// among that transaction's entries of the partition.
     pub(crate) append: Arc<str>,
@@ -54,6 +60,11 @@ impl Statements {
                  ORDER BY e.tx, e.\"{seq}\" LIMIT $4) \
              ) page ORDER BY tx, seq LIMIT $4"
         );
+        let read_after = format!(
+            "{HORIZON} SELECT {columns} FROM {table} e \
+              WHERE e.\"{p}\" = $1 AND (e.tx, e.\"{seq}\") > ({start}, $3) AND {readable} \
+              ORDER BY e.tx, e.\"{seq}\" LIMIT $4"
+        );
         let head = format!(
             "{HORIZON}, last AS (SELECT e.tx FROM {table} e WHERE e.\"{p}\" = $1 AND {readable} \
                                  ORDER BY e.tx DESC LIMIT 1) \
@@ -61,14 +72,26 @@ impl Statements {
                     (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = last.tx) \
                FROM last"
         );
-        let probe = format!(
-            "{HORIZON} SELECT \
-               EXISTS (SELECT 1 FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx > {start} AND {readable}) \
-               OR EXISTS (SELECT 1 FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = {start} AND {readable} \
-                          ORDER BY e.\"{seq}\" OFFSET $3), \
-               EXISTS (SELECT 1 FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx >= {start} \
-                         AND e.tx >= (SELECT xmin FROM horizon))"
+        // Each part is the first row of an index-ordered scan (`ORDER BY ... LIMIT 1`), so
+        // even a generic plan of a prepared statement seeks the index instead of scanning the
+        // table (an `EXISTS` over a range of `tx` may be planned as a sequential scan).
+        let first_after = format!(
+            "COALESCE((SELECT {readable} FROM {table} e \
+                        WHERE e.\"{p}\" = $1 AND (e.tx, e.\"{seq}\") > ({start}, $3) \
+                        ORDER BY e.tx, e.\"{seq}\" LIMIT 1), false)"
         );
+        let first_in_later = format!(
+            "COALESCE((SELECT {readable} FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx > {start} \
+                        ORDER BY e.tx LIMIT 1), false) \
+             OR EXISTS (SELECT 1 FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = {start} \
+                          AND {readable} ORDER BY e.\"{seq}\" OFFSET $3)"
+        );
+        let pending = format!(
+            "COALESCE((SELECT e.tx FROM {table} e WHERE e.\"{p}\" = $1 ORDER BY e.tx DESC LIMIT 1) \
+                      >= GREATEST({start}, (SELECT xmin FROM horizon)), false)"
+        );
+        let probe_after = format!("{HORIZON} SELECT {first_after}, {pending}");
+        let probe = format!("{HORIZON} SELECT {first_in_later}, {pending}");
         // The subquery of RETURNING sees the statement's snapshot, without the new row: the
         // entries this transaction wrote to the partition before, so the new one's index.
         let append = format!(
@@ -78,14 +101,28 @@ impl Statements {
         );
         Self {
             read: read.into(),
+            read_after: read_after.into(),
             head: head.into(),
             probe: probe.into(),
+            probe_after: probe_after.into(),
             append: append.into(),
         }
     }
 }
 
 /// A statement for sqlx: the text is built only from validated identifiers (see [`Layout`]).
+///
+/// sqlx prepares it once per connection; PostgreSQL may then plan it once for any parameters
+/// (a generic plan), which these statements are written to survive.
 pub(crate) fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(statement))
+}
+
+/// Runs `statement` unprepared (an unnamed statement, planned for its parameters each time):
+/// for the statements whose best plan depends on the values (how many entries a transaction
+/// has, how far into it a read starts), off the hot path.
+pub(crate) fn planned_each_time(
+    statement: &Arc<str>,
+) -> sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    sqlx::query(sql(statement)).persistent(false)
 }

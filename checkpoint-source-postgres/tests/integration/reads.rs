@@ -5,7 +5,7 @@ use std::time::Duration;
 use checkpoint_core::source::Source;
 use checkpoint_source_postgres::position::{INDEX_BITS, decode};
 
-use crate::support::{read_all, settle, source};
+use crate::support::{named_source, read_all, settle, source};
 
 #[tokio::test]
 async fn entries_come_back_in_order_with_key_payload_and_time_from_every_position() {
@@ -139,4 +139,42 @@ async fn a_long_transaction_elsewhere_delays_reads_until_it_ends() {
     assert_eq!(page.entries[0].position, position);
     assert_eq!(page.next, position + 1);
     assert_eq!(position & ((1 << INDEX_BITS) - 1), 0);
+}
+
+/// A transaction of many entries read in pages: a source that goes on from its own `next`
+/// seeks past the last entry it returned; another source (a resumed reader) starting inside the
+/// transaction skips to the same entries. Both see the same positions.
+#[tokio::test]
+async fn a_large_transaction_reads_the_same_in_pages_and_from_inside_it() {
+    let (source, table) = named_source("large", 1).await;
+    let mut transaction = source.pool().begin().await.unwrap();
+    let insert = "INSERT INTO \"{t}\" (partition, payload) \
+                  SELECT 0, int4send(i) FROM generate_series(1, 2500) i";
+    sqlx::query(sqlx::AssertSqlSafe(insert.replace("{t}", &table)))
+        .execute(&mut *transaction)
+        .await
+        .unwrap();
+    transaction.commit().await.unwrap();
+    let whole = settle(&source, 0, 2500).await;
+    let paged = read_all(&source, 0, 0, 100).await;
+    assert_eq!(paged, whole);
+    let (xid, _) = decode(whole[0].0);
+    assert!(
+        whole
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.0 == xid << INDEX_BITS | i as u64)
+    );
+    let resumed = checkpoint_source_postgres::PostgresSource::new(source.pool().clone(), 1)
+        .with_table(&table)
+        .unwrap();
+    let from = whole[1234].0;
+    assert_eq!(
+        read_all(&resumed, 0, from, 300).await,
+        whole[1234..].to_vec()
+    );
+    tokio::time::timeout(Duration::from_secs(20), resumed.wait(0, from))
+        .await
+        .unwrap()
+        .unwrap();
 }

@@ -49,11 +49,17 @@ pub fn unique_table(prefix: &str) -> String {
 
 /// A migrated source of `partitions` partitions on a fresh table.
 pub async fn source(prefix: &str, partitions: u32) -> PostgresSource {
+    named_source(prefix, partitions).await.0
+}
+
+/// A migrated source of `partitions` partitions on a fresh table, and the table's name.
+pub async fn named_source(prefix: &str, partitions: u32) -> (PostgresSource, String) {
+    let table = unique_table(prefix);
     let source = PostgresSource::new(pool(8).await, partitions)
-        .with_table(&unique_table(prefix))
+        .with_table(&table)
         .unwrap();
     source.migrate().await.unwrap();
-    source
+    (source, table)
 }
 
 /// Every entry of `partition` from `from`, in pages of `max`, as (position, payload).
