@@ -17,6 +17,7 @@ fn setup_message(error: SourceError) -> String {
 
 #[tokio::test]
 async fn arguments_are_refused_before_any_io() {
+    let _shared = crate::support::shared().await;
     // No such table: an argument error still comes first, so nothing was sent.
     let source = PostgresSource::new(pool(1).await, 4)
         .with_table(&unique_table("nothing"))
@@ -81,6 +82,7 @@ async fn arguments_are_refused_before_any_io() {
 
 #[tokio::test]
 async fn a_missing_table_is_a_setup_error_naming_migrate() {
+    let _shared = crate::support::shared().await;
     let table = unique_table("missing");
     let source = PostgresSource::new(pool(1).await, 2)
         .with_table(&table)
@@ -104,6 +106,7 @@ async fn a_missing_table_is_a_setup_error_naming_migrate() {
 
 #[tokio::test]
 async fn a_non_numeric_sequence_column_is_a_setup_error_naming_the_column() {
+    let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("textseq");
     let create = format!(
@@ -127,6 +130,7 @@ async fn a_non_numeric_sequence_column_is_a_setup_error_naming_the_column() {
 
 #[tokio::test]
 async fn a_tx_column_without_the_writer_s_id_as_default_is_refused() {
+    let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("nodefault");
     let create = format!(
@@ -144,6 +148,7 @@ async fn a_tx_column_without_the_writer_s_id_as_default_is_refused() {
 
 #[tokio::test]
 async fn another_partition_count_than_the_stored_one_is_refused() {
+    let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("count");
     let eight = PostgresSource::new(pool.clone(), 8)
@@ -165,6 +170,7 @@ async fn another_partition_count_than_the_stored_one_is_refused() {
 
 #[tokio::test]
 async fn concurrent_migrations_of_one_table_all_succeed() {
+    let _shared = crate::support::shared().await;
     let pool = pool(8).await;
     let table = unique_table("concurrent");
     let mut tasks = Vec::new();
@@ -183,6 +189,7 @@ async fn concurrent_migrations_of_one_table_all_succeed() {
 /// entry written after, and reads and appends work with `with_sequence_column`.
 #[tokio::test]
 async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first() {
+    let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("existing");
     let create = format!(
@@ -229,6 +236,7 @@ async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first
 /// entries written from now on would sort before them, so the table is refused.
 #[tokio::test]
 async fn a_table_with_transaction_ids_from_another_cluster_is_refused() {
+    let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("restored");
     let source = PostgresSource::new(pool.clone(), 2)

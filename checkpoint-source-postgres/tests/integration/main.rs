@@ -2,6 +2,7 @@
 //! how it is found). One test binary for the crate keeps link time down.
 
 mod bad_input;
+mod kit;
 mod reads;
 mod stress;
 mod support;

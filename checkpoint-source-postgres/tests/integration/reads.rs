@@ -9,6 +9,7 @@ use crate::support::{named_source, read_all, settle, source};
 
 #[tokio::test]
 async fn entries_come_back_in_order_with_key_payload_and_time_from_every_position() {
+    let _shared = crate::support::shared().await;
     let source = source("reads", 2).await;
     let mut appended = Vec::new();
     for i in 0..7u8 {
@@ -50,6 +51,7 @@ async fn entries_come_back_in_order_with_key_payload_and_time_from_every_positio
 
 #[tokio::test]
 async fn a_transaction_s_entries_share_its_id_and_count_per_partition_and_a_rollback_leaves_none() {
+    let _shared = crate::support::shared().await;
     let source = source("tx", 2).await;
     let mut transaction = source.pool().begin().await.unwrap();
     let a = source
@@ -97,6 +99,7 @@ async fn a_transaction_s_entries_share_its_id_and_count_per_partition_and_a_roll
 /// and then both are read, the earlier first: nothing is skipped.
 #[tokio::test]
 async fn an_entry_that_commits_late_is_read_before_the_later_ones_never_skipped() {
+    let _shared = crate::support::shared().await;
     let source = source("late", 1).await;
     let mut early = source.pool().begin().await.unwrap();
     let first = source
@@ -123,6 +126,7 @@ async fn an_entry_that_commits_late_is_read_before_the_later_ones_never_skipped(
 /// partition until it ends: a delay, never a skip.
 #[tokio::test]
 async fn a_long_transaction_elsewhere_delays_reads_until_it_ends() {
+    let _shared = crate::support::shared().await;
     let source = source("long", 2).await;
     let mut long = source.pool().begin().await.unwrap();
     sqlx::query("SELECT pg_current_xact_id()")
@@ -146,6 +150,7 @@ async fn a_long_transaction_elsewhere_delays_reads_until_it_ends() {
 /// transaction skips to the same entries. Both see the same positions.
 #[tokio::test]
 async fn a_large_transaction_reads_the_same_in_pages_and_from_inside_it() {
+    let _shared = crate::support::shared().await;
     let (source, table) = named_source("large", 1).await;
     let mut transaction = source.pool().begin().await.unwrap();
     let insert = "INSERT INTO \"{t}\" (partition, payload) \
@@ -177,4 +182,42 @@ async fn a_large_transaction_reads_the_same_in_pages_and_from_inside_it() {
         .await
         .unwrap()
         .unwrap();
+}
+
+/// The kit's `sparse_positions_are_read_in_order`, with the positions inside each gap sampled
+/// (the kit reads from every one, and a gap here spans at least 2^20): rollbacks in the
+/// partition and commits to another one leave gaps that reads pass over, and a read from
+/// anywhere inside a gap returns the entry after it.
+#[tokio::test]
+async fn reads_from_inside_gaps_return_the_entry_after_them() {
+    let _shared = crate::support::shared().await;
+    let source = source("gaps", 2).await;
+    for index in 0..8u8 {
+        if index > 0 {
+            let mut rolled_back = source.pool().begin().await.unwrap();
+            source
+                .append_in(&mut rolled_back, 0, None, b"rolled back")
+                .await
+                .unwrap();
+            rolled_back.rollback().await.unwrap();
+            source.append(1, None, b"other").await.unwrap();
+        }
+        source.append(0, None, &[index]).await.unwrap();
+    }
+    let all = settle(&source, 0, 8).await;
+    let payloads: Vec<Vec<u8>> = all.iter().map(|e| e.1.clone()).collect();
+    assert_eq!(payloads, (0..8u8).map(|i| vec![i]).collect::<Vec<_>>());
+    for pair in all.windows(2) {
+        let (a, b) = (pair[0].0, pair[1].0);
+        let middle = a + (b - a) / 2;
+        for from in [a + 1, a + 2, middle, b - 2, b - 1, b] {
+            let page = source.read(0, from, 1).await.unwrap();
+            assert_eq!(
+                page.entries.first().map(|e| e.position),
+                Some(b),
+                "a read from {from}, inside the gap between {a} and {b}"
+            );
+            assert_eq!(page.next, b + 1);
+        }
+    }
 }

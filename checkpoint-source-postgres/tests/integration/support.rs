@@ -12,6 +12,20 @@ use checkpoint_source_postgres::PostgresSource;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
+/// Tests share the server; a test that needs it alone (the kit's cases, which read right after
+/// they commit) takes this exclusively, every other test shares it.
+static SERVER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Shares the server with every test but one that needs it alone.
+pub async fn shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    SERVER.read().await
+}
+
+/// Has the server alone among this binary's tests.
+pub async fn exclusive() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    SERVER.write().await
+}
+
 /// The environment variable with the server's URL.
 pub const URL_VAR: &str = "DATABASE_URL";
 

@@ -23,6 +23,7 @@ async fn slow_polling(prefix: &str, partitions: u32) -> PostgresSource {
 
 #[tokio::test]
 async fn wait_returns_at_once_when_a_read_can_return_something() {
+    let _shared = crate::support::shared().await;
     let source = slow_polling("ready", 1).await;
     let position = source.append(0, None, b"x").await.unwrap();
     tokio::time::timeout(BOUND, source.wait(0, 0))
@@ -40,6 +41,7 @@ async fn wait_returns_at_once_when_a_read_can_return_something() {
 
 #[tokio::test]
 async fn a_commit_wakes_an_idle_waiter() {
+    let _shared = crate::support::shared().await;
     let source = slow_polling("wake", 4).await;
     let waiter = {
         let source = source.clone();
@@ -68,6 +70,7 @@ async fn terminate_listeners(source: &PostgresSource) -> i64 {
 
 #[tokio::test]
 async fn a_commit_while_the_notification_connection_is_down_still_wakes_the_waiter() {
+    let _shared = crate::support::shared().await;
     let source = slow_polling("dropped", 2).await;
     for round in 0..3u8 {
         let from = source.head(1).await.unwrap().map_or(0, |head| head + 1);
@@ -105,6 +108,7 @@ async fn a_commit_while_the_notification_connection_is_down_still_wakes_the_wait
 
 #[tokio::test]
 async fn a_wait_behind_a_long_transaction_ends_when_it_ends() {
+    let _shared = crate::support::shared().await;
     let source = slow_polling("behind", 1).await;
     let mut long = source.pool().begin().await.unwrap();
     sqlx::query("SELECT pg_current_xact_id()")
