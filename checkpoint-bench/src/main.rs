@@ -281,8 +281,8 @@ fn verdict(mismatches: &[String]) -> bool {
     }
     if mismatches.is_empty() {
         eprintln!(
-            "checkpoint-bench: every round-trip count (and every worker's requests per round at \
-             rest) is the documented one"
+            "checkpoint-bench: every round-trip count (and every worker's requests per renew \
+             interval at rest) is the documented one"
         );
     }
     mismatches.is_empty()

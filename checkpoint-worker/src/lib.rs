@@ -54,7 +54,11 @@
 //! A **lease keeper** task renews all of the worker's leases in one request every
 //! [renew interval](WorkerBuilder::renew_interval), reads the subscription's lease table
 //! (live leases and live workers, `LeaseStore::leases`), and balances. At rest that is **two
-//! store requests per renew interval, whatever the number of partitions**. The renew has a
+//! store requests per renew interval, whatever the number of partitions**, and fewer when the
+//! store or the host is loaded: a round at rest that took longer than half an interval is
+//! followed by the next only twice its time after it started (at most four intervals), so a
+//! fleet whose table reads run slow reads less often instead of keeping the store saturated
+//! (the renews keep their cadence). The renew has a
 //! cadence of its own: it goes out every interval whatever else the keeper is waiting for (a
 //! slow final write, release, claim or table read), and while one renew has not answered
 //! within an interval a second goes out beside it (never more than two at once).

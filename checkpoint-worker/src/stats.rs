@@ -39,7 +39,8 @@ pub struct WorkerStats {
     /// Partitions whose final checkpoint write at a handover failed or outlasted its budget
     /// (they were released all the same; the next owner may redo from the stored position).
     pub final_write_failures: u64,
-    /// Lease-store requests made so far: at rest, two per renew interval.
+    /// Lease-store requests made so far: at rest, two per renew interval (fewer while rounds
+    /// run slow).
     pub store_requests: u64,
     /// Rounds of renewing and balancing so far.
     pub rounds: u64,

@@ -7,7 +7,7 @@
 //!   its partitions, the drain apart, and the entries redone (completed twice).
 //! - **Rebalance after a join** (`rebalance.rs`): 1,024 partitions, 15 workers, then a 16th:
 //!   the time until balanced within ±1 and the partitions moved.
-//! - **Cost** (`cost.rs`): store requests per worker per round at rest, and 10,000 partitions
+//! - **Cost** (`cost.rs`): store requests per worker per renew interval at rest, and 10,000 partitions
 //!   over 100 workers (in memory, PostgreSQL): time until all owned and until balanced, what
 //!   the workers went through (acquired, lost, failed lease requests, least and most held),
 //!   the store's requests timed by operation (`timed.rs`), requests per second at rest. Alone:
@@ -16,7 +16,8 @@
 //!   assignments' committer handles, against the committer alone, interleaved.
 //!
 //! Timings are printed, never asserted; the smoke run checks one structural count, a worker's
-//! requests per round at rest (two: the renew and the table read, whatever it holds).
+//! requests at rest: a renew per renew interval and a table read per round, at most one round
+//! per interval, whatever it holds.
 
 mod app;
 mod committer;

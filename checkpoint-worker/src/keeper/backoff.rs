@@ -9,6 +9,10 @@ use super::Keeper;
 /// interval anyway).
 const MAX_DOUBLINGS: u32 = 6;
 
+/// The longest time between two rounds at rest, in renew intervals: however slow the rounds,
+/// a worker still looks at the table (for a crashed owner's partitions, a joiner) this often.
+const MAX_REST_INTERVALS: u32 = 4;
+
 impl Keeper {
     /// The wait before the next round while something is moving (a claim refused or granted, a
     /// handover asked for): a tenth of the renew interval, at most 50 ms, spread by the
@@ -22,5 +26,18 @@ impl Keeper {
         let spread = base * u32::try_from(self.rotation % 5).unwrap_or(0) / 10;
         let doubled = (base + spread) * 2u32.pow(self.failures.min(MAX_DOUBLINGS));
         doubled.max(self.last_round).min(interval)
+    }
+
+    /// The time from the start of a round at rest (nothing moving) to the start of the next:
+    /// the renew interval, or twice the last round when that took longer than half of it, at
+    /// most [`MAX_REST_INTERVALS`] intervals. A round is a table read and a balance: when the
+    /// store or the host is loaded, every worker reading and balancing the whole table at the
+    /// renew cadence is what keeps it loaded (in one process of 100 workers over 10,000
+    /// partitions, rounds back to back filled the pool and starved the renews), so a worker
+    /// whose rounds run slow spends at most half its time in them. A quiet store's rounds,
+    /// much shorter than an interval, keep the renew cadence.
+    pub(super) fn rest_pause(&self) -> Duration {
+        let interval = self.shared.settings.renew_interval;
+        (2 * self.last_round).clamp(interval, MAX_REST_INTERVALS * interval)
     }
 }

@@ -194,7 +194,7 @@ impl Keeper {
                     next_round = if soon {
                         Instant::now() + self.pause_while_moving()
                     } else {
-                        (started + self.shared.settings.renew_interval).max(Instant::now())
+                        (started + self.rest_pause()).max(Instant::now())
                     };
                 }
             }

@@ -104,6 +104,52 @@ async fn at_rest_a_worker_makes_two_store_requests_per_renew_interval() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_worker_whose_rounds_run_slow_reads_the_table_less_often_and_renews_on_time() {
+    use crate::model::record::Record;
+    use crate::model::store::{Faults, FaultyStore};
+
+    let faults = Arc::new(Faults::default());
+    let store = Arc::new(FaultyStore::new(
+        paused_store(),
+        Arc::clone(&faults),
+        0,
+        Arc::new(Record::default()),
+    ));
+    let (worker, assignments) = Worker::builder(store, "g", "s", 8)
+        .worker_id("slow")
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(Duration::from_millis(200))
+        .start()
+        .expect("valid settings");
+    serve(assignments, 50);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(worker.stats().held.len(), 8);
+    // Every request now takes 300 ms (150 ms each way), longer than the renew interval: a
+    // round (a table read) takes 300 ms, so at rest the next starts 600 ms after it started.
+    faults.set_latency(Duration::from_millis(150));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = worker.stats();
+    // 30 renew intervals of 200 ms.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let after = worker.stats();
+    let rounds = after.rounds - before.rounds;
+    let renews = after.store_requests - before.store_requests - rounds;
+    assert!(
+        (9..=11).contains(&rounds),
+        "{rounds} rounds in 6 s of 300 ms rounds: one every 600 ms, not back to back (20)"
+    );
+    assert!(
+        (29..=31).contains(&renews),
+        "{renews} renews in 30 renew intervals: the renews keep their cadence"
+    );
+    assert_eq!(
+        after.losses, 0,
+        "nothing lost: the renews answer within the lease"
+    );
+    assert_eq!(after.held.len(), 8);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_crashed_workers_partitions_are_owned_again_within_the_lease_and_a_renew_interval() {
     let store = paused_store();
     let a = start(&store, "a", 16);

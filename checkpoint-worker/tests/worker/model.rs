@@ -13,8 +13,8 @@
 mod app;
 mod checker;
 mod history;
-mod record;
-mod store;
+pub(crate) mod record;
+pub(crate) mod store;
 mod teeth;
 mod world;
 
