@@ -190,11 +190,28 @@
 //!
 //! | operation | statements |
 //! | --- | --- |
-//! | `read` | 1: two range scans of `(partition, tx, seq)` (the rest of the transaction `from` points into, then the next transactions), under one snapshot |
-//! | `head` | 1: the last readable transaction of the partition and its count |
-//! | `wait` | 1 per wake-up or poll |
+//! | `read` | 1: one seek of the `(partition, tx, seq)` index, under one snapshot with its horizon. A read from inside a transaction that this source's own reads did not stop at (a checkpoint stored by another process) skips that transaction's first entries instead, planned for its values |
+//! | `head` | 1: the last readable transaction of the partition and how many entries it wrote there (linear in that transaction's entries), planned for its values |
+//! | `wait` | 1 per wake-up or poll: three index-ordered `LIMIT 1` scans |
 //! | `append`, `append_in` | 1: the insert, `RETURNING` the transaction id and the entry's index |
 //! | the first operation of a source | the setup check, once (see [`verify`](PostgresSource::verify)) |
+//!
+//! The statements a reader repeats are prepared once per connection and written so that a
+//! generic plan still seeks the index (an `EXISTS` over a range of `tx` was planned as a
+//! sequential scan once the table was large: 16 ms per wait on 200,000 rows).
+//!
+//! Measured on a 2-core machine (`cargo run --release -p checkpoint-source-postgres --example
+//! source_bench`): reading one partition of 200,000 entries in pages of 1,000 at 0.86× the
+//! rate of the raw `seq > $2 ORDER BY seq` query of the same rows on its own index; commit →
+//! reader p50 under 1 ms at rest and under 16 writers (each commit's WAL flush comes first).
+//!
+//! # Durability
+//!
+//! An entry is read once its transaction has committed and every older one has ended. With
+//! `synchronous_commit = off`, or after a failover to an asynchronous standby, a commit that a
+//! reader saw can be lost, and its transaction id may be handed out again: as with any
+//! reader, that entry is lost, and another may later take its position. Keep
+//! `synchronous_commit` on for the writers of an event table.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
