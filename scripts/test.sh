@@ -3,7 +3,7 @@
 #
 #   bash scripts/test.sh
 #
-# It starts what the tests need (the machine's PostgreSQL and Redis if they are down, a local
+# It starts what the tests need (the machine's PostgreSQL, Redis and NATS if they are down, a local
 # Redis Cluster, two local DynamoDB-compatible servers: moto and dynalite), points the tests at
 # them through environment variables, runs formatting and lint checks, every test of the
 # workspace, the docs and packages of every library crate, every example and a short benchmark
@@ -15,7 +15,7 @@ cd "$ROOT"
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
-log "PostgreSQL and Redis"
+log "PostgreSQL, Redis and NATS"
 bash scripts/services/machine.sh up
 
 # Servers the project starts itself; each prints the export lines for its address. The output
@@ -34,6 +34,9 @@ eval "$dynalite_exports"
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+# The NATS source's tests (checkpoint-source-nats), one of which restarts the server with the
+# machine's command (the tests of one binary run apart from the others' binaries).
+export NATS_URL="${NATS_URL:-nats://127.0.0.1:4222}"
 export CHECKPOINT_HISTORIES="${CHECKPOINT_HISTORIES:-256}"
 # Backtraces make a failing case readable; the kit's own messages say which clause broke.
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
@@ -44,7 +47,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The examples' backends are features (off in the workspace run above): lint them all too.
 cargo clippy -p checkpoint-examples --all-features --all-targets --locked -- -D warnings
 
-log "Tests (DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
+log "Tests (DATABASE_URL, REDIS_URL, NATS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
 # The checkpoint command's tests (checkpoint-store-cli, tests/cli) run the built binary against
 # the same servers, through the same variables (DYNAMODB_ENDPOINT reaches it as
 # AWS_ENDPOINT_URL_DYNAMODB); SQLite in a temporary directory.
@@ -68,6 +71,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 published=(
   checkpoint-core checkpoint-conformance checkpoint-committer checkpoint-worker
   checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
+  checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
   checkpoint-store-cli
 )
 package_args=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the servers this kind of machine runs for every session (PostgreSQL on
-# 127.0.0.1:5432, Redis on 127.0.0.1:6379) are up, starting them with the same commands the
+# 127.0.0.1:5432, Redis on 127.0.0.1:6379, NATS with JetStream on 127.0.0.1:4222) are up, starting them with the same commands the
 # machine uses when they are down. Prints nothing on stdout.
 set -euo pipefail
 
@@ -28,6 +28,13 @@ up() {
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
       --dir /var/lib/redis --logfile /var/log/redis/ci.log
     wait_for Redis redis-cli -h 127.0.0.1 -p 6379 ping
+  fi
+  if ! (exec 3<>/dev/tcp/127.0.0.1/4222) 2>/dev/null; then
+    log "NATS is down; starting it"
+    mkdir -p /var/lib/nats-server
+    start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+      -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+    wait_for NATS bash -c 'exec 3<>/dev/tcp/127.0.0.1/4222'
   fi
 }
 
