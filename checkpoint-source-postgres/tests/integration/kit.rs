@@ -1,5 +1,13 @@
 //! The source kit of `checkpoint-conformance` (`source_tests!`) on a fresh table per case: its
 //! transactions are PostgreSQL transactions, each append an `append_in`.
+//!
+//! The kit's cases read right after they commit and expect what they committed. Here an entry
+//! is readable once every older transaction *of the cluster* has ended, and other sessions (a
+//! load on another database, another test binary) may keep one open for a while. So the
+//! seam's commit returns once the horizon has passed its transaction (at most
+//! [`SETTLE`] later, so a case that keeps an older transaction open while it commits a newer
+//! one only waits): the entries are then readable, as the seam promises. Readers never wait
+//! for that; only the writer's next step does.
 
 use async_trait::async_trait;
 use checkpoint_conformance::sources::{LogTransaction, SourceLog};
@@ -10,6 +18,9 @@ use sqlx::{Postgres, Transaction};
 use checkpoint_conformance::CaseResult;
 
 use crate::support::{exclusive, source};
+
+/// How long a commit waits for the horizon to pass its transaction.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A fresh table of 4 partitions and its source.
 pub struct PostgresLog {
@@ -39,6 +50,7 @@ impl SourceLog for PostgresLog {
         Ok(Box::new(Writes {
             source: &self.source,
             transaction,
+            xid: None,
         }))
     }
 }
@@ -46,6 +58,26 @@ impl SourceLog for PostgresLog {
 struct Writes<'a> {
     source: &'a PostgresSource,
     transaction: Transaction<'static, Postgres>,
+    /// The transaction's id, once an append gave it one.
+    xid: Option<u64>,
+}
+
+/// Waits until no transaction at or below `xid` runs (at most [`SETTLE`]).
+async fn settle(source: &PostgresSource, xid: u64) -> Result<(), SourceError> {
+    let deadline = std::time::Instant::now() + SETTLE;
+    loop {
+        let passed: bool = sqlx::query_scalar(
+            "SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::int8::text::xid8",
+        )
+        .bind(i64::try_from(xid).unwrap_or(i64::MAX))
+        .fetch_one(source.pool())
+        .await
+        .map_err(|error| backend("settle", error))?;
+        if passed || std::time::Instant::now() > deadline {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
 }
 
 fn backend(operation: &'static str, error: sqlx::Error) -> SourceError {
@@ -65,17 +97,23 @@ impl LogTransaction for Writes<'_> {
         key: &str,
         payload: &[u8],
     ) -> Result<(), SourceError> {
-        self.source
+        let position = self
+            .source
             .append_in(&mut self.transaction, partition, Some(key), payload)
-            .await
-            .map(|_| ())
+            .await?;
+        self.xid = Some(checkpoint_source_postgres::position::decode(position).0);
+        Ok(())
     }
 
     async fn commit(self: Box<Self>) -> Result<(), SourceError> {
         self.transaction
             .commit()
             .await
-            .map_err(|error| backend("commit", error))
+            .map_err(|error| backend("commit", error))?;
+        match self.xid {
+            Some(xid) => settle(self.source, xid).await,
+            None => Ok(()),
+        }
     }
 
     async fn rollback(self: Box<Self>) -> Result<(), SourceError> {

@@ -10,7 +10,9 @@
 //! partition, none of the rolled-back ones, and the clause must hold at every read: the
 //! entries below each `next` a read returned are exactly the ones read so far. The naive
 //! reader must have skipped entries (printed): the test's proof that the scenario produces the
-//! failure it guards against.
+//! failure it guards against. A second naive reader filters on the horizon as this source does
+//! but still orders by `id`; what it skips is printed, not asserted (it needs a transaction that
+//! takes its id before, and its transaction id after, another one that is read meanwhile).
 //!
 //! `CHECKPOINT_SOURCE_STRESS_SECS` sets how long the writers write (default 30).
 
@@ -43,12 +45,36 @@ fn duration() -> Duration {
     Duration::from_secs_f64(secs)
 }
 
+/// The connections this test opens: the writers' pool, and per reader two and its
+/// notification connection, and one per naive reader.
+const CONNECTIONS: i64 = WRITERS as i64 + 2 + READERS as i64 * 3 + 2;
+
+/// Fails at once, saying why, when the server has too few connections left for the test
+/// (other sessions' pools share its `max_connections`), rather than after a pool's timeout.
+async fn check_connections_left(pool: &sqlx::PgPool) {
+    let left: i64 = sqlx::query_scalar(
+        "SELECT current_setting('max_connections')::int8 \
+              - current_setting('superuser_reserved_connections')::int8 \
+              - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    assert!(
+        left + 1 >= CONNECTIONS,
+        "the server has {} connections left and this test needs {CONNECTIONS}: other sessions \
+         hold the rest (raise max_connections or run it alone)",
+        left + 1
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_reader_skips() {
     let _shared = crate::support::shared().await;
     let duration = duration();
     let table = unique_table("stress");
     let writer_pool = pool(WRITERS as u32 + 2).await;
+    check_connections_left(&writer_pool).await;
     let source = PostgresSource::new(writer_pool.clone(), PARTITIONS)
         .with_table(&table)
         .unwrap();
@@ -59,12 +85,27 @@ async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_r
 
     let mut reader_tasks = Vec::new();
     for reader in 0..READERS {
-        let source = PostgresSource::new(pool(4).await, PARTITIONS)
+        // Two connections per reader (its 8 partitions' reads take turns), beside its own
+        // notification connection: the server's 100 connections are shared with other tests.
+        let source = PostgresSource::new(pool(2).await, PARTITIONS)
             .with_table(&table)
             .unwrap();
         reader_tasks.push(readers::spawn(reader, source, Arc::clone(&truth)));
     }
-    let naive_task = naive::spawn(pool(2).await, naive_table, PARTITIONS, Arc::clone(&truth));
+    let naive_task = naive::spawn(
+        pool(1).await,
+        naive_table.clone(),
+        PARTITIONS,
+        false,
+        Arc::clone(&truth),
+    );
+    let horizon_task = naive::spawn(
+        pool(2).await,
+        naive_table,
+        PARTITIONS,
+        true,
+        Arc::clone(&truth),
+    );
     let load = writers::run(
         &source,
         &naive::insert_sql(&table),
@@ -99,12 +140,16 @@ async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_r
         truth::check_reader(&reads, &expected, &truth);
     }
     let skipped = naive_task.await.unwrap();
+    let horizon_skipped = horizon_task.await.unwrap();
     println!(
         "stress: 4 readers read all {} committed entries once, in order, the clause held at \
-         every read; the naive reader (id > checkpoint) skipped {} of them ({} in all, {:.1} s)",
+         every read; the naive reader (id > checkpoint) skipped {} of them ({} read), the one \
+         reading below the horizon but by id {} ({} read); {:.1} s",
         truth.committed_count(),
         skipped.skipped,
         skipped.read,
+        horizon_skipped.skipped,
+        horizon_skipped.read,
         started.elapsed().as_secs_f64(),
     );
     assert!(
