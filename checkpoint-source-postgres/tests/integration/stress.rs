@@ -92,29 +92,48 @@ async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_r
             .unwrap();
         reader_tasks.push(readers::spawn(reader, source, Arc::clone(&truth)));
     }
-    let naive_task = naive::spawn(
-        pool(1).await,
-        naive_table.clone(),
-        PARTITIONS,
-        false,
-        Arc::clone(&truth),
-    );
-    let horizon_task = naive::spawn(
-        pool(2).await,
-        naive_table,
-        PARTITIONS,
-        true,
-        Arc::clone(&truth),
-    );
-    let load = writers::run(
-        &source,
-        &naive::insert_sql(&table),
-        WRITERS,
-        duration,
-        &truth,
-    )
-    .await;
+    let mut naive_tasks = Vec::new();
+    for below_horizon in [false, true] {
+        let (table, truth) = (naive_table.clone(), Arc::clone(&truth));
+        naive_tasks.push(naive::spawn(
+            pool(1).await,
+            table,
+            PARTITIONS,
+            below_horizon,
+            truth,
+        ));
+    }
+    let insert = naive::insert_sql(&table);
+    let load = writers::run(&source, &insert, WRITERS, duration, &truth).await;
     truth.writers_done();
+    report_load(duration, &load, &truth);
+
+    let expected = truth.committed_by_partition(PARTITIONS);
+    for task in reader_tasks {
+        let reads = task.await.unwrap();
+        truth::check_reader(&reads, &expected, &truth);
+    }
+    let horizon_skipped = naive_tasks.pop().unwrap().await.unwrap();
+    let skipped = naive_tasks.pop().unwrap().await.unwrap();
+    println!(
+        "stress: 4 readers read all {} committed entries once, in order, the clause held at \
+         every read; the naive reader (id > checkpoint) skipped {} of them ({} read), the one \
+         reading below the horizon but by id {} ({} read); {:.1} s",
+        truth.committed_count(),
+        skipped.skipped,
+        skipped.read,
+        horizon_skipped.skipped,
+        horizon_skipped.read,
+        started.elapsed().as_secs_f64(),
+    );
+    assert!(
+        skipped.skipped > 0,
+        "the naive reader skipped nothing: the scenario lacks late commits"
+    );
+}
+
+/// Prints what the writers did and checks that the load had its ingredients.
+fn report_load(duration: Duration, load: &writers::Load, truth: &truth::Truth) {
     println!(
         "stress: {:.1} s of writing: {} transactions committed ({} entries), {} rolled back \
          ({} entries), {} committed late after 1-2 s; the long transaction stayed open {:.1} s \
@@ -133,27 +152,4 @@ async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_r
         "the long transaction must span hundreds of commits"
     );
     assert!(load.late_transactions >= 1 && load.rolled_back_transactions >= 1);
-
-    let expected = truth.committed_by_partition(PARTITIONS);
-    for task in reader_tasks {
-        let reads = task.await.unwrap();
-        truth::check_reader(&reads, &expected, &truth);
-    }
-    let skipped = naive_task.await.unwrap();
-    let horizon_skipped = horizon_task.await.unwrap();
-    println!(
-        "stress: 4 readers read all {} committed entries once, in order, the clause held at \
-         every read; the naive reader (id > checkpoint) skipped {} of them ({} read), the one \
-         reading below the horizon but by id {} ({} read); {:.1} s",
-        truth.committed_count(),
-        skipped.skipped,
-        skipped.read,
-        horizon_skipped.skipped,
-        horizon_skipped.read,
-        started.elapsed().as_secs_f64(),
-    );
-    assert!(
-        skipped.skipped > 0,
-        "the naive reader skipped nothing: the scenario lacks late commits"
-    );
 }
