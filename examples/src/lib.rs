@@ -1,4 +1,5 @@
-//! Shared by the examples: opening a checkpoint store from a URL-like string.
+//! Shared by the examples: opening a checkpoint store from a URL-like string, and the log they
+//! read ([`log`]).
 //!
 //! | store | meaning | feature |
 //! | --- | --- | --- |
@@ -15,11 +16,14 @@
 //!
 //! A plain build has SQLite and the in-memory store only, so the README's first command
 //! (`cargo run -p checkpoint-examples --bin quickstart`) compiles no other client library.
-//! Every other backend is one feature away: `postgres`, `redis`, `dynamodb`; `kit` adds the
-//! conformance kit (for `custom_backend`), and `all` turns on all of them:
+//! Every other backend is one feature away: `postgres`, `redis`, `dynamodb`; the quick start's
+//! log ([`log`]) in PostgreSQL or NATS JetStream instead of SQLite is `source-postgres` or
+//! `source-nats` (`--source postgres://…`, `--source nats://…`); `kit` adds the conformance kit
+//! (for `custom_backend`), and `all` turns on all of them:
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
+//! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! cargo run -p checkpoint-examples --features kit --bin custom_backend
 //! cargo run -p checkpoint-examples --features all --bin lease_handover -- --store dynamodb+http://127.0.0.1:8765/checkpoints
@@ -37,6 +41,8 @@ use checkpoint_core::{
     LeaseStore,
 };
 use checkpoint_sqlite::SqliteCheckpointStore;
+
+pub mod log;
 
 /// Why an example could not open its store.
 #[derive(Debug, thiserror::Error)]
@@ -174,7 +180,7 @@ fn unknown_store() -> OpenStoreError {
 }
 
 /// The example running (`quickstart`), from its executable's name.
-fn example_name() -> String {
+pub(crate) fn example_name() -> String {
     std::env::current_exe()
         .ok()
         .and_then(|path| Some(path.file_stem()?.to_string_lossy().into_owned()))

@@ -5,16 +5,24 @@
 //! cargo run -p checkpoint-examples --bin quickstart -- --store sqlite:/some/dir/checkpoints.db
 //! cargo run -p checkpoint-examples --features postgres --bin quickstart -- --store postgres://postgres@127.0.0.1/test
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
+//! cargo run -p checkpoint-examples --features source-postgres --bin quickstart -- --source postgres://postgres@127.0.0.1/test
+//! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
 //! ```
 //!
-//! A plain build has SQLite only; each other backend is the feature of its name (see the
-//! library's doc).
+//! A plain build has SQLite only; each other store is the feature of its name, each other
+//! source `source-<name>` (see the library's doc).
 //!
-//! The log is a real one: an SQLite event table (`checkpoint-source-sqlite`) of 4 partitions
-//! of 600 order events each (positions 1 to 600), every tenth an event the subscription filters
-//! out, written by the supervisor before the workers start. A reader per partition reads it
-//! from the partition's checkpoint, a page at a time, and hands entries to 8 handler tasks that finish them out of order (random work of a
-//! few milliseconds; entry 100 of partition 0 takes 600 ms). A
+//! The log is a real one: by default an SQLite event table (`checkpoint-source-sqlite`) in a
+//! file of its own; with `--source postgres://…` a PostgreSQL event table
+//! (`checkpoint-source-postgres`), with `--source nats://…` a JetStream stream
+//! (`checkpoint-source-nats`), each made for the run and dropped after it. It has 4 partitions
+//! of 600 order events each, every tenth an event the subscription filters out, written by the
+//! supervisor before the workers start. Positions are the source's own: 1 to 600 in SQLite,
+//! sparse and large in PostgreSQL (the writing transaction's id, shifted) and JetStream (the
+//! stream's sequence, shared by the partitions). A reader per partition reads it from the
+//! partition's checkpoint, a page at a time, and hands entries to 8 handler tasks that finish
+//! them out of order (random work of a few milliseconds; the 100th order of partition 0 takes
+//! 600 ms). A
 //! [`Committer`] turns the completions into gap-free
 //! checkpoints and writes the ones that moved with one `save_all` every 150 ms: while the slow
 //! entry runs, partition 0's checkpoint holds at 100 however many later entries are done, and
@@ -33,15 +41,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use checkpoint_committer::{Committer, Partition};
 use checkpoint_core::CheckpointStore;
 use checkpoint_core::source::Source;
+use checkpoint_examples::log::{NewEntry, check_source, create_log, open_log, remove_log};
 use checkpoint_examples::{
     ExampleStore, check_store, checkpoint_list_command, display_store, open_store,
 };
-use checkpoint_source_sqlite::SqliteSource;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const PARTITIONS: u32 = 4;
-/// Entries per partition, at positions 1 to 600: a finished partition's checkpoint is 601.
+/// Entries per partition: a finished partition's checkpoint is after its last entry.
 const ENTRIES_PER_PARTITION: u64 = 600;
 /// How many entries a reader asks the log for at once.
 const PAGE: usize = 100;
@@ -51,8 +59,9 @@ const SUBSCRIPTION: &str = "order-emails";
 const SAVE_EVERY: Duration = Duration::from_millis(150);
 /// The first run is killed after this many writes of the committer.
 const SAVES_BEFORE_KILL: usize = 4;
-/// One entry of partition 0 takes much longer than the others, and holds its checkpoint back.
-const SLOW_ENTRY: u64 = 100;
+/// One entry of partition 0 (its 100th order) takes much longer than the others, and holds
+/// its checkpoint back.
+const SLOW_ENTRY: &str = "order-0-100";
 const SLOW_WORK: Duration = Duration::from_millis(600);
 
 #[tokio::main]
@@ -65,9 +74,10 @@ async fn main() -> ExitCode {
             .cloned()
     };
     let result = if args.iter().any(|a| a == "--run-workers") {
-        match (value_of("--store"), value_of("--group"), value_of("--log")) {
-            (Some(store), Some(group), Some(log)) => run_workers(&store, &group, &log).await,
-            _ => Err("--run-workers needs --store, --group and --log".into()),
+        match (value_of("--store"), value_of("--group"), log_of(&value_of)) {
+            (Some(store), Some(group), Ok(log)) => run_workers(&store, &group, &log).await,
+            (_, _, Err(error)) => Err(error),
+            _ => Err("--run-workers needs --store, --group, --source, --log and --last".into()),
         }
     } else {
         let store = value_of("--store").unwrap_or_else(|| {
@@ -77,7 +87,7 @@ async fn main() -> ExitCode {
             ));
             format!("sqlite:{}", path.display())
         });
-        supervise(&store).await
+        supervise(&store, value_of("--source")).await
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -90,13 +100,38 @@ async fn main() -> ExitCode {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The log the workers read: the source's string, the log's name in it (a table or a
+/// stream), and the position of each partition's last entry.
+struct Log {
+    source: String,
+    name: String,
+    last: Vec<u64>,
+}
+
+/// The child's `--source`, `--log` and `--last` (positions separated by commas).
+fn log_of(value_of: &dyn Fn(&str) -> Option<String>) -> Result<Log, BoxError> {
+    let (Some(source), Some(name), Some(last)) =
+        (value_of("--source"), value_of("--log"), value_of("--last"))
+    else {
+        return Err("--run-workers needs --source, --log and --last".into());
+    };
+    let last = last
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<Vec<u64>, _>>()?;
+    Ok(Log { source, name, last })
+}
+
 /// The supervisor: starts the workers, kills them, starts them again, and checks the result.
-async fn supervise(store_spec: &str) -> Result<(), BoxError> {
+async fn supervise(store_spec: &str, source: Option<String>) -> Result<(), BoxError> {
     if store_spec == "memory" {
         return Err("the quick start restarts a process; an in-memory store would forget everything: pick a durable one".into());
     }
     // A backend this build left out is named before anything runs, with the flag that adds it.
     check_store(store_spec)?;
+    if let Some(source) = &source {
+        check_source(source)?;
+    }
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let group = format!("quickstart-{stamp}");
     let shown = display_store(store_spec).unwrap_or_else(|| "<store>".into());
@@ -105,8 +140,7 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
         "group: {group}, subscription: {SUBSCRIPTION}, {PARTITIONS} partitions of {ENTRIES_PER_PARTITION} entries, {HANDLERS} handlers\n"
     );
 
-    let log = write_log(&stamp.to_string()).await?;
-    println!("log: {log} (an SQLite event table)\n");
+    let log = write_log(source, stamp).await?;
 
     println!("── run 1: start the workers, kill them after {SAVES_BEFORE_KILL} saves");
     run_child(store_spec, &group, &log, Some(SAVES_BEFORE_KILL)).await?;
@@ -119,14 +153,19 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     let done = positions(&*store, &group).await?;
     println!("   finished. Checkpoints: {}\n", describe(&done));
 
-    let complete = (0..PARTITIONS).all(|p| done.get(&p) == Some(&(ENTRIES_PER_PARTITION + 1)));
-    if !complete {
+    let ends: BTreeMap<u32, u64> = (0..PARTITIONS)
+        .zip(log.last.iter().map(|l| l + 1))
+        .collect();
+    if done != ends {
         return Err(format!(
-            "expected every partition at {}, after its last entry, found {}",
-            ENTRIES_PER_PARTITION + 1,
+            "expected every partition after its last entry, at {}, found {}",
+            describe(&ends),
             describe(&done)
         )
         .into());
+    }
+    if remove_log(&log.source, &log.name).await? {
+        println!("(log {} dropped from the server)", log.name);
     }
     println!(
         "every partition completed; run 2 redid only the entries completed after run 1's last save."
@@ -139,35 +178,47 @@ async fn supervise(store_spec: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Writes the log the workers read: an SQLite event table in a file of its own, each
-/// partition's entries appended in one transaction. Every tenth entry is an event the
-/// subscription does not handle. Returns the file's path.
-async fn write_log(stamp: &str) -> Result<String, BoxError> {
-    let path = std::env::temp_dir().join(format!("checkpoint-quickstart-log-{stamp}.sqlite3"));
-    let source = SqliteSource::open(&path, PARTITIONS).await?;
-    source.migrate().await?;
-    for partition in 0..PARTITIONS {
-        let mut tx = source.pool().begin_with("BEGIN IMMEDIATE").await?;
-        for n in 1..=ENTRIES_PER_PARTITION {
-            let order = format!("order-{partition}-{n}");
-            let event = if n % 10 == 9 { "viewed" } else { "placed" };
-            source
-                .append_in(&mut tx, partition, Some(&order), event.as_bytes())
-                .await?;
-        }
-        tx.commit().await?;
-    }
-    source.pool().close().await;
-    Ok(path.display().to_string())
+/// Writes the log the workers read, in `source` (an SQLite file of its own by default), each
+/// partition's entries in order. Every tenth entry is an event the subscription does not
+/// handle.
+async fn write_log(source: Option<String>, stamp: u128) -> Result<Log, BoxError> {
+    let source = source.unwrap_or_else(|| {
+        let path = std::env::temp_dir().join(format!("checkpoint-quickstart-log-{stamp}.sqlite3"));
+        format!("sqlite:{}", path.display())
+    });
+    let name = format!("quickstart_{stamp}");
+    let entries: Vec<Vec<NewEntry>> = (0..PARTITIONS)
+        .map(|partition| {
+            (1..=ENTRIES_PER_PARTITION)
+                .map(|n| {
+                    let event = if n % 10 == 9 { "viewed" } else { "placed" };
+                    (format!("order-{partition}-{n}"), event.as_bytes().to_vec())
+                })
+                .collect()
+        })
+        .collect();
+    let last = create_log(&source, &name, PARTITIONS, &entries)
+        .await?
+        .into_iter()
+        .collect::<Option<Vec<u64>>>()
+        .ok_or("a partition of the log has no entry")?;
+    let shown = display_store(&source).unwrap_or_else(|| "<source>".into());
+    let ends = (0..PARTITIONS).zip(last.iter().copied()).collect();
+    println!(
+        "log: {name} in {shown}; positions of the last entries: {}\n",
+        describe(&ends)
+    );
+    Ok(Log { source, name, last })
 }
 
 /// Runs the workers in a child process; with `kill_after`, kills it after that many saves.
 async fn run_child(
     store_spec: &str,
     group: &str,
-    log: &str,
+    log: &Log,
     kill_after: Option<usize>,
 ) -> Result<(), BoxError> {
+    let last: Vec<String> = log.last.iter().map(u64::to_string).collect();
     let mut child = Command::new(std::env::current_exe()?)
         .args([
             "--run-workers",
@@ -175,8 +226,12 @@ async fn run_child(
             store_spec,
             "--group",
             group,
+            "--source",
+            &log.source,
             "--log",
-            log,
+            &log.name,
+            "--last",
+            &last.join(","),
         ])
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -228,29 +283,30 @@ fn describe(positions: &BTreeMap<u32, u64>) -> String {
 /// The worker process: one committer; every partition resumes from its checkpoint, a reader
 /// per partition reads the log from there and hands entries to a pool of handlers that finish
 /// out of order, and the committer writes the gap-free checkpoints every `SAVE_EVERY`.
-async fn run_workers(store_spec: &str, group: &str, log: &str) -> Result<(), BoxError> {
+async fn run_workers(store_spec: &str, group: &str, log: &Log) -> Result<(), BoxError> {
     let store = open_store(store_spec).await?;
-    let source = SqliteSource::open(log, PARTITIONS).await?;
+    let source = open_log(&log.source, &log.name, PARTITIONS).await?;
     let committer = Committer::builder(Arc::clone(&store), group)
         .interval(SAVE_EVERY)
         .max_in_flight(256)
         .on_error(|error| println!("a checkpoint write failed (kept, retried): {error}"))
         .start()?;
-    let (entries, queue) = tokio::sync::mpsc::channel::<(Partition, u64)>(64);
+    let (entries, queue) = tokio::sync::mpsc::channel::<Job>(64);
     let queue = Arc::new(tokio::sync::Mutex::new(queue));
     let handlers: Vec<_> = (0..HANDLERS)
         .map(|handler| tokio::spawn(handle_entries(handler, Arc::clone(&queue))))
         .collect();
     let mut readers = Vec::new();
-    for partition in 0..PARTITIONS {
+    for (partition, &last) in (0..PARTITIONS).zip(&log.last) {
         let owned = committer.resume(SUBSCRIPTION, partition).await?;
         println!(
-            "partition {partition} resumes at {} of {ENTRIES_PER_PARTITION}",
+            "partition {partition} resumes at {} (its last entry: {last})",
             owned.gap_free()
         );
         readers.push(tokio::spawn(read_partition(
             owned,
-            source.clone(),
+            last,
+            Arc::clone(&source),
             entries.clone(),
         )));
     }
@@ -269,21 +325,35 @@ async fn run_workers(store_spec: &str, group: &str, log: &str) -> Result<(), Box
     Ok(())
 }
 
+/// An entry handed to the handlers: its partition, its position, and whether it is the slow
+/// one.
+type Job = (Partition, u64, bool);
+
 /// Reads the partition's log from where it resumes, a page at a time, and hands every entry
 /// to the handlers in log order. A `viewed` event is one the subscription filters out: it is
-/// skipped, not handled. This log is written before the workers start, so a reader stops at
-/// its head; a live subscriber would `source.wait(partition, next)` there instead.
+/// skipped, not handled. When nothing is readable yet it waits for the source (a PostgreSQL
+/// transaction anywhere on the server holds reads back until it ends; they never skip). This
+/// log is written before the workers start, so a reader stops once it is past the
+/// partition's `last` entry; a live subscriber would go on waiting.
 async fn read_partition(
     partition: Partition,
-    source: SqliteSource,
-    entries: tokio::sync::mpsc::Sender<(Partition, u64)>,
+    last: u64,
+    source: Arc<dyn Source>,
+    entries: tokio::sync::mpsc::Sender<Job>,
 ) -> Result<(), BoxError> {
     let number = partition.partition();
     let mut next = partition.gap_free();
-    loop {
+    while next <= last {
         let page = source.read(number, next, PAGE).await?;
+        next = page.next;
         if page.entries.is_empty() {
-            return Ok(());
+            // Bounded, so that a lost wake-up costs a second at most.
+            if let Ok(waited) =
+                tokio::time::timeout(Duration::from_secs(1), source.wait(number, next)).await
+            {
+                waited?;
+            }
+            continue;
         }
         for entry in page.entries {
             if entry.payload == b"viewed" {
@@ -291,28 +361,31 @@ async fn read_partition(
                 continue;
             }
             partition.dispatched(entry.position).await?;
-            entries.send((partition.clone(), entry.position)).await?;
+            let slow = entry.key.as_deref() == Some(SLOW_ENTRY);
+            entries
+                .send((partition.clone(), entry.position, slow))
+                .await?;
         }
-        next = page.next;
     }
+    Ok(())
 }
 
 /// A handler: takes the next entry of any partition, works on it for a random few
 /// milliseconds (so entries finish out of order), and completes it. One entry is slow.
 async fn handle_entries(
     handler: u64,
-    queue: Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<(Partition, u64)>>>,
+    queue: Arc<tokio::sync::Mutex<tokio::sync::mpsc::Receiver<Job>>>,
 ) -> Result<(), BoxError> {
     let mut random = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(handler + 1) | 1;
     loop {
         let next = queue.lock().await.recv().await;
-        let Some((partition, position)) = next else {
+        let Some((partition, position, slow)) = next else {
             return Ok(());
         };
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
-        let work = if partition.partition() == 0 && position == SLOW_ENTRY {
+        let work = if slow {
             SLOW_WORK
         } else {
             Duration::from_micros(random % 4_000)
