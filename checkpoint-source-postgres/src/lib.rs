@@ -201,9 +201,12 @@
 //! sequential scan once the table was large: 16 ms per wait on 200,000 rows).
 //!
 //! Measured on a 2-core machine (`cargo run --release -p checkpoint-source-postgres --example
-//! source_bench`): reading one partition of 200,000 entries in pages of 1,000 at 0.86× the
-//! rate of the raw `seq > $2 ORDER BY seq` query of the same rows on its own index; commit →
-//! reader p50 under 1 ms at rest and under 16 writers (each commit's WAL flush comes first).
+//! source_bench`): reading one partition of 200,000 entries in pages of 1,000 at 0.86-0.87×
+//! the rate of the raw `seq > $2 ORDER BY seq` query of the same rows on its own index (0.64×
+//! beside another session's pgbench load); commit → reader p50 under 1 ms on a quiet server,
+//! at rest and under 16 writers (each commit's WAL flush comes first). Beside a pgbench load
+//! on another database of the server, p50 16-26 ms: each entry waits until the transactions
+//! older than its own have ended, wherever they write.
 //!
 //! # Durability
 //!
