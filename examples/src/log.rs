@@ -76,6 +76,19 @@ pub fn check_source(spec: &str) -> Result<(), OpenSourceError> {
     }
 }
 
+/// `spec` as the examples print it: an SQLite path as it is, a URL without its user
+/// information (a password, or a NATS token written as the user name).
+pub fn display_source(spec: &str) -> String {
+    let Some((scheme, rest)) = spec.split_once("://") else {
+        return spec.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => spec.to_owned(),
+    }
+}
+
 fn unknown_source() -> SourceError {
     SourceError::InvalidInput {
         argument: "source",
@@ -283,6 +296,22 @@ mod nats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_is_shown_without_its_user_information() {
+        for (spec, shown) in [
+            ("sqlite:/tmp/a@b.db", "sqlite:/tmp/a@b.db"),
+            ("nats://s3cret@127.0.0.1:4222", "nats://127.0.0.1:4222"),
+            (
+                "postgres://u:p%40ss@h:5432/db?x=1",
+                "postgres://h:5432/db?x=1",
+            ),
+            ("nats://127.0.0.1:4222", "nats://127.0.0.1:4222"),
+            ("postgres://h/db@x", "postgres://h/db@x"),
+        ] {
+            assert_eq!(display_source(spec), shown);
+        }
+    }
 
     #[test]
     fn a_backend_left_out_names_its_feature_and_never_the_url() {

@@ -41,7 +41,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use checkpoint_committer::{Committer, Partition};
 use checkpoint_core::CheckpointStore;
 use checkpoint_core::source::Source;
-use checkpoint_examples::log::{NewEntry, check_source, create_log, open_log, remove_log};
+use checkpoint_examples::log::{
+    NewEntry, check_source, create_log, display_source, open_log, remove_log,
+};
 use checkpoint_examples::{
     ExampleStore, check_store, checkpoint_list_command, display_store, open_store,
 };
@@ -202,7 +204,7 @@ async fn write_log(source: Option<String>, stamp: u128) -> Result<Log, BoxError>
         .into_iter()
         .collect::<Option<Vec<u64>>>()
         .ok_or("a partition of the log has no entry")?;
-    let shown = display_store(&source).unwrap_or_else(|| "<source>".into());
+    let shown = display_source(&source);
     let ends = (0..PARTITIONS).zip(last.iter().copied()).collect();
     println!(
         "log: {name} in {shown}; positions of the last entries: {}\n",
