@@ -151,31 +151,56 @@ async fn supervise(store_spec: &str, source: Option<String>) -> Result<(), BoxEr
     println!("   killed. Saved checkpoints: {}\n", describe(&saved));
 
     println!("── run 2: start again; every partition resumes at its checkpoint");
-    run_child(store_spec, &group, &log, None).await?;
+    let resumed = run_child(store_spec, &group, &log, None).await?;
     let done = positions(&*store, &group).await?;
     println!("   finished. Checkpoints: {}\n", describe(&done));
 
-    let ends: BTreeMap<u32, u64> = (0..PARTITIONS)
-        .zip(log.last.iter().map(|l| l + 1))
-        .collect();
-    if done != ends {
-        return Err(format!(
-            "expected every partition after its last entry, at {}, found {}",
-            describe(&ends),
-            describe(&done)
-        )
-        .into());
-    }
+    check_runs(&saved, &resumed, &done, &log)?;
     if remove_log(&log.source, &log.name).await? {
         println!("(log {} dropped from the server)", log.name);
     }
     println!(
-        "every partition completed; run 2 redid only the entries completed after run 1's last save."
+        "every partition resumed at its saved checkpoint and completed; run 2 redid only the \
+         entries completed after run 1's last save."
     );
     if let Some(command) = checkpoint_list_command(store_spec, &group, SUBSCRIPTION) {
         println!(
             "\nits checkpoints, with the checkpoint command (cargo install --path checkpoint-store-cli):\n   {command}"
         );
+    }
+    Ok(())
+}
+
+/// The quick start's checks: run 2 resumed every partition at the checkpoint run 1 saved,
+/// and every partition's checkpoint ends after its last entry. A failed run keeps its log.
+fn check_runs(
+    saved: &BTreeMap<u32, u64>,
+    resumed: &BTreeMap<u32, u64>,
+    done: &BTreeMap<u32, u64>,
+    log: &Log,
+) -> Result<(), BoxError> {
+    // No checkpoint saved yet: the partition starts at 0, the beginning of any log.
+    let expected: BTreeMap<u32, u64> = (0..PARTITIONS)
+        .map(|p| (p, saved.get(&p).copied().unwrap_or(0)))
+        .collect();
+    if *resumed != expected {
+        return Err(format!(
+            "expected run 2 to resume at the saved checkpoints, {}, it resumed at {}",
+            describe(&expected),
+            describe(resumed)
+        )
+        .into());
+    }
+    let ends: BTreeMap<u32, u64> = (0..PARTITIONS)
+        .zip(log.last.iter().map(|l| l + 1))
+        .collect();
+    if *done != ends {
+        return Err(format!(
+            "expected every partition after its last entry, at {}, found {}",
+            describe(&ends),
+            describe(done)
+        )
+        .into());
     }
     Ok(())
 }
@@ -214,12 +239,13 @@ async fn write_log(source: Option<String>, stamp: u128) -> Result<Log, BoxError>
 }
 
 /// Runs the workers in a child process; with `kill_after`, kills it after that many saves.
+/// Returns where the child said each partition resumes.
 async fn run_child(
     store_spec: &str,
     group: &str,
     log: &Log,
     kill_after: Option<usize>,
-) -> Result<(), BoxError> {
+) -> Result<BTreeMap<u32, u64>, BoxError> {
     let last: Vec<String> = log.last.iter().map(u64::to_string).collect();
     let mut child = Command::new(std::env::current_exe()?)
         .args([
@@ -240,14 +266,17 @@ async fn run_child(
         .spawn()?;
     let stdout = child.stdout.take().ok_or("the child has no stdout")?;
     let mut lines = BufReader::new(stdout).lines();
-    let mut saves = 0;
+    let (mut saves, mut resumed) = (0, BTreeMap::new());
     while let Some(line) = lines.next_line().await? {
         println!("   {line}");
+        if let Some((partition, position)) = resumes_at(&line) {
+            resumed.insert(partition, position);
+        }
         if line.contains(" saved ") {
             saves += 1;
             if kill_after == Some(saves) {
                 child.kill().await?;
-                return Ok(());
+                return Ok(resumed);
             }
         }
     }
@@ -255,7 +284,16 @@ async fn run_child(
     if !status.success() {
         return Err(format!("the workers exited with {status}").into());
     }
-    Ok(())
+    Ok(resumed)
+}
+
+/// The partition and position of a child's line "partition 2 resumes at 120 (…)".
+fn resumes_at(line: &str) -> Option<(u32, u64)> {
+    let (partition, rest) = line
+        .strip_prefix("partition ")?
+        .split_once(" resumes at ")?;
+    let position = rest.split_whitespace().next()?;
+    Some((partition.parse().ok()?, position.parse().ok()?))
 }
 
 async fn positions(
