@@ -11,13 +11,11 @@ use futures_util::future::{join, join_all};
 use tokio::sync::Notify;
 
 use super::{pause, seeded, text};
+use crate::sources::catch_up::catch_up;
 use crate::sources::paging::{page_fault, read_to_end};
 use crate::sources::rng::{Rng, seed};
 use crate::sources::{SourceLog, env_count};
 use crate::{CaseResult, Failure};
-
-/// How long readers keep reading after the last commit before the case judges what they read.
-const CATCH_UP: Duration = Duration::from_secs(2);
 
 /// How long the long transaction stays open at most (it commits earlier when the other
 /// writers are done): long enough for many commits to pass it, short enough that the writers
@@ -182,7 +180,9 @@ async fn write<L: SourceLog>(run: &Run<'_, L>, writer: u64) -> CaseResult {
 }
 
 /// Pages through every partition while the writers write, checking every page, until the
-/// writers are done and every committed entry was read (or nothing new came for [`CATCH_UP`]).
+/// writers are done and every committed entry was read (or nothing new came for
+/// [`catch_up`]: a source may delay entries, as PostgreSQL does while any transaction of the
+/// cluster is open).
 async fn read_along<L: SourceLog>(run: &Run<'_, L>, reader: u64) -> Result<Reader, Failure> {
     let source = run.log.source();
     let mut rng = Rng::new(run.seed ^ (reader + 1).wrapping_mul(0x9FB2_1C65_1E98_DF25));
@@ -191,6 +191,7 @@ async fn read_along<L: SourceLog>(run: &Run<'_, L>, reader: u64) -> Result<Reade
         seen: HashMap::new(),
     };
     let mut quiet_since: Option<Instant> = None;
+    let limit = catch_up();
     for read in 0u64.. {
         let finished = run.done.load(Ordering::SeqCst);
         let mut new = 0;
@@ -221,7 +222,7 @@ async fn read_along<L: SourceLog>(run: &Run<'_, L>, reader: u64) -> Result<Reade
             let since = *quiet_since.get_or_insert_with(Instant::now);
             if new > 0 {
                 quiet_since = Some(Instant::now());
-            } else if since.elapsed() > CATCH_UP {
+            } else if since.elapsed() > limit {
                 break;
             }
         }
@@ -339,8 +340,9 @@ async fn explain<L: SourceLog>(
     } else {
         format!(
             "{payload:?} at position {} of partition {partition}: the reader stayed at next = \
-             {next} for {CATCH_UP:?} after the last commit",
-            entry.position
+             {next} for {:?} after the last commit (CHECKPOINT_SOURCE_CATCH_UP_MS)",
+            entry.position,
+            catch_up()
         )
     })
 }

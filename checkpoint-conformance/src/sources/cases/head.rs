@@ -4,6 +4,7 @@ use checkpoint_core::source::Source;
 
 use super::commit_one;
 use crate::sources::SourceLog;
+use crate::sources::catch_up::read_committed;
 use crate::sources::paging::read_to_end;
 use crate::{CaseResult, ensure, ensure_eq};
 
@@ -19,10 +20,11 @@ pub async fn head_follows_the_readable_end<L: SourceLog>(log: &L) -> CaseResult 
             "head of fresh partition {partition}"
         );
     }
-    for index in 0..5 {
-        commit_one(log, 0, &format!("e{index}")).await?;
+    let mut committed: Vec<String> = (0..5).map(|index| format!("e{index}")).collect();
+    for payload in &committed {
+        commit_one(log, 0, payload).await?;
     }
-    let (all, _) = read_to_end(source, 0, 0, || 100).await?;
+    let (all, _) = read_committed(source, 0, &committed).await?;
     let last = all.last().map(|entry| entry.position);
     ensure_eq!(
         source.head(0).await?,
@@ -52,7 +54,8 @@ pub async fn head_follows_the_readable_end<L: SourceLog>(log: &L) -> CaseResult 
              {last:?}: head counts only what a read can return"
         );
         open.commit().await?;
-        let (all, _) = read_to_end(source, 0, 0, || 100).await?;
+        committed.push("open".to_owned());
+        let (all, _) = read_committed(source, 0, &committed).await?;
         ensure_eq!(
             source.head(0).await?,
             all.last().map(|entry| entry.position),

@@ -5,12 +5,20 @@ use checkpoint_core::source::Source;
 
 use super::{commit_one, roll_back_one, seeded, text};
 use crate::sources::SourceLog;
+use crate::sources::catch_up::read_committed;
 use crate::sources::paging::{page_fault, payloads, read_to_end};
 use crate::sources::rng::{Rng, seed};
 use crate::{CaseResult, Failure, ensure, ensure_eq};
 
 /// The most `from` positions [`reads_from_every_position_agree`] tries per partition.
 const FROMS: u64 = 300;
+
+/// A gap of at most this many positions is read from every one of them; a larger one (on
+/// PostgreSQL a gap spans at least 2^20) from a sample.
+const WHOLE_GAP: u64 = 64;
+
+/// How many random positions of a large gap are read from, besides its ends and middle.
+const RANDOM_IN_GAP: u64 = 8;
 
 /// Twelve entries per partition (up to three partitions), some rolled back between them; a
 /// read from every position up to one past the last, in pages of random sizes, returns exactly
@@ -38,7 +46,8 @@ async fn resume_equivalence<L: SourceLog>(log: &L, seed: u64) -> CaseResult {
         }
     }
     for partition in 0..partitions {
-        let (all, _) = read_to_end(log.source(), partition, 0, || 1000).await?;
+        let (all, _) =
+            read_committed(log.source(), partition, &expected[partition as usize]).await?;
         ensure_eq!(
             payloads(&all),
             expected[partition as usize],
@@ -65,8 +74,16 @@ async fn resume_equivalence<L: SourceLog>(log: &L, seed: u64) -> CaseResult {
 
 /// Entries of partition 0 with gaps between them (rolled-back appends, and appends to
 /// partition 1 on a log whose positions are shared): read in order, and a read from inside a
-/// gap returns the entry after it.
+/// gap returns the entry after it: from every position of a gap of up to 64, from both ends,
+/// the middle and eight random positions (seeded) of a larger one.
 pub async fn sparse_positions_are_read_in_order<L: SourceLog>(log: &L) -> CaseResult {
+    let seed = seed();
+    gaps(log, seed)
+        .await
+        .map_err(|failure| seeded(failure, seed))
+}
+
+async fn gaps<L: SourceLog>(log: &L, seed: u64) -> CaseResult {
     let partitions = log.source().partitions();
     let mut expected = Vec::new();
     for index in 0..8 {
@@ -80,34 +97,47 @@ pub async fn sparse_positions_are_read_in_order<L: SourceLog>(log: &L) -> CaseRe
         commit_one(log, 0, &payload).await?;
         expected.push(payload);
     }
-    let (all, next) = read_to_end(log.source(), 0, 0, || 1000).await?;
+    let (all, next) = read_committed(log.source(), 0, &expected).await?;
     ensure_eq!(
         payloads(&all),
         expected,
         "partition 0 read from 0 in one page"
     );
+    let mut rng = Rng::new(seed);
     for pair in all.windows(2) {
-        for from in pair[0].position + 1..=pair[1].position {
+        let (before, after) = (pair[0].position, pair[1].position);
+        for from in inside_gap(before, after, &mut rng) {
             let page = log.source().read(0, from, 1).await?;
             if let Some(fault) = page_fault(from, 1, &page) {
                 return Err(Failure::new(fault));
             }
             ensure!(
-                page.entries.first().map(|entry| entry.position) == Some(pair[1].position),
-                "a read from {from}, in the gap between positions {} and {}, returned {:?} \
-                 instead of the entry at {}",
-                pair[0].position,
-                pair[1].position,
+                page.entries.first().map(|entry| entry.position) == Some(after),
+                "a read from {from}, in the gap between positions {before} and {after}, \
+                 returned {:?} instead of the entry at {after}",
                 page.entries
                     .first()
-                    .map(|entry| (entry.position, text(&entry.payload))),
-                pair[1].position
+                    .map(|entry| (entry.position, text(&entry.payload)))
             );
         }
     }
     let last = all.last().map_or(0, |entry| entry.position);
     ensure!(next > last, "after the last entry at {last}, next = {next}");
     Ok(())
+}
+
+/// The `from` positions to try between entries at `before` and `after` (`after` itself
+/// included): all of a small gap; of a large one both ends, the middle and random ones.
+fn inside_gap(before: u64, after: u64, rng: &mut Rng) -> Vec<u64> {
+    let (first, last) = (before + 1, after);
+    if last - first < WHOLE_GAP {
+        return (first..=last).collect();
+    }
+    let mut froms = vec![first, first + 1, first + (last - first) / 2, last - 1, last];
+    froms.extend((0..RANDOM_IN_GAP).map(|_| first + rng.below(last - first + 1)));
+    froms.sort_unstable();
+    froms.dedup();
+    froms
 }
 
 /// A partition nothing was written to: empty pages from 0, from 7 and from `i64::MAX`, each
@@ -119,10 +149,10 @@ pub async fn empty_partitions_read_empty<L: SourceLog>(log: &L) -> CaseResult {
         expect_empty(source, partition).await?;
     }
     commit_one(log, 0, "only").await?;
+    let (all, next) = read_committed(source, 0, &["only".to_owned()]).await?;
     for partition in 1..source.partitions().min(4) {
         expect_empty(source, partition).await?;
     }
-    let (all, next) = read_to_end(source, 0, 0, || 10).await?;
     ensure_eq!(
         payloads(&all),
         vec!["only".to_owned()],
@@ -165,6 +195,8 @@ pub async fn pages_respect_max_and_keep_their_last_entry<L: SourceLog>(log: &L) 
     for payload in &expected {
         commit_one(log, 0, payload).await?;
     }
+    // Once a read returned them all, every paging must: they are readable.
+    read_committed(log.source(), 0, &expected).await?;
     for max in 1..=11 {
         let (all, _) = read_to_end(log.source(), 0, 0, || max).await?;
         let got = payloads(&all);

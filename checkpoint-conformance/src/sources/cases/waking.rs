@@ -1,11 +1,13 @@
 //! `wait`: pending while nothing is committed, woken soon after a commit.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use checkpoint_core::source::Source;
 use futures_util::future::join;
 
 use super::{commit_one, pause};
+use crate::sources::catch_up::catch_up;
 use crate::sources::{SourceLog, env_count};
 use crate::{CaseResult, Failure, ensure};
 
@@ -19,47 +21,39 @@ const SPURIOUS: u32 = 4;
 /// How long the case lets pass before it commits, with a `wait` already pending.
 const BEFORE_COMMIT: Duration = Duration::from_millis(100);
 
+/// How often a pending `wait` is checked against its bound.
+const CHECK: Duration = Duration::from_millis(20);
+
 /// The bound on a wake-up, from `CHECKPOINT_SOURCE_WAKE_MS` (default 2000).
 fn wake_bound() -> Duration {
     Duration::from_millis(env_count("CHECKPOINT_SOURCE_WAKE_MS", 2_000))
 }
 
 /// `wait` on an empty partition stays pending (at most a few spurious returns) for 200 ms; a
-/// `wait` pending when an entry is committed resolves within the bound after the commit, and
-/// the entry is then readable; `wait` with something readable resolves at once; and after the
-/// reader has read it, `wait` from its `next` is pending again.
+/// `wait` pending when an entry is committed resolves within the bound after the entry became
+/// readable (a source may delay it, for at most `CHECKPOINT_SOURCE_CATCH_UP_MS`), and the entry
+/// is then readable; `wait` with something readable resolves at once; and after the reader has
+/// read it, `wait` from its `next` is pending again.
 pub async fn wait_wakes_after_a_commit<L: SourceLog>(log: &L) -> CaseResult {
     let source = log.source();
     stays_pending(source, 0, 0).await?;
     let bound = wake_bound();
-    let (woken, committed) = join(
-        async {
-            let started = Instant::now();
-            // A spurious return before the commit is allowed: wait again until readable.
-            while started.elapsed() < BEFORE_COMMIT + bound {
-                let left = (BEFORE_COMMIT + bound).saturating_sub(started.elapsed());
-                if tokio::time::timeout(left, source.wait(0, 0)).await.is_err() {
-                    break;
-                }
-                if !source.read(0, 0, 1).await?.entries.is_empty() {
-                    return Ok::<_, Failure>(true);
-                }
-                pause(1).await;
-            }
-            Ok(false)
-        },
-        async {
-            tokio::time::sleep(BEFORE_COMMIT).await;
-            commit_one(log, 0, "wake").await?;
-            Ok::<_, Failure>(())
-        },
+    let readable_at = OnceLock::new();
+    let (woken, readable) = join(
+        woken_once_readable(source, &readable_at, bound),
+        commit_and_watch(log, &readable_at),
     )
     .await;
-    committed?;
+    ensure!(
+        readable?,
+        "an entry committed was still not readable {:?} after its commit \
+         (CHECKPOINT_SOURCE_CATCH_UP_MS sets how long)",
+        catch_up()
+    );
     ensure!(
         woken?,
         "a `wait` pending when an entry was committed did not resolve (to a readable entry) \
-         within {bound:?} after the commit: a lost wake-up"
+         within {bound:?} after the entry became readable: a lost wake-up"
     );
     let started = Instant::now();
     let at_once = tokio::time::timeout(bound, source.wait(0, 0)).await;
@@ -71,6 +65,59 @@ pub async fn wait_wakes_after_a_commit<L: SourceLog>(log: &L) -> CaseResult {
     );
     let page = source.read(0, 0, 10).await?;
     stays_pending(source, 0, page.next).await
+}
+
+/// Commits an entry after [`BEFORE_COMMIT`], then reads until it is readable (at most
+/// [`catch_up`]) and notes when: whether it became readable.
+async fn commit_and_watch<L: SourceLog>(
+    log: &L,
+    readable_at: &OnceLock<Instant>,
+) -> Result<bool, Failure> {
+    tokio::time::sleep(BEFORE_COMMIT).await;
+    commit_one(log, 0, "wake").await?;
+    let committed = Instant::now();
+    let limit = catch_up();
+    while committed.elapsed() < limit {
+        if !log.source().read(0, 0, 1).await?.entries.is_empty() {
+            let _ = readable_at.set(Instant::now());
+            return Ok(true);
+        }
+        pause(1).await;
+    }
+    Ok(false)
+}
+
+/// Waits from 0 until a `wait` resolves to a readable entry (a spurious return before the
+/// commit is allowed: it waits again): false when a `wait` is still pending `bound` after
+/// the entry became readable, or the entry never did. One `wait` call is kept pending across
+/// the checks, so a source whose wake-up is lost is not saved by being called again.
+async fn woken_once_readable<S: Source + ?Sized>(
+    source: &S,
+    readable_at: &OnceLock<Instant>,
+    bound: Duration,
+) -> Result<bool, Failure> {
+    let started = Instant::now();
+    let give_up = BEFORE_COMMIT + catch_up() + bound;
+    loop {
+        let mut wait = std::pin::pin!(source.wait(0, 0));
+        loop {
+            if let Ok(result) = tokio::time::timeout(CHECK, wait.as_mut()).await {
+                result?;
+                break;
+            }
+            let late = match readable_at.get() {
+                Some(at) => at.elapsed() > bound,
+                None => started.elapsed() > give_up,
+            };
+            if late {
+                return Ok(false);
+            }
+        }
+        if !source.read(0, 0, 1).await?.entries.is_empty() {
+            return Ok(true);
+        }
+        pause(1).await;
+    }
 }
 
 /// `wait(partition, from)` resolves at most [`SPURIOUS`] times within [`QUIET`], with nothing
