@@ -70,7 +70,8 @@ async fn check_connections_left(pool: &sqlx::PgPool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn commit_order_stress_every_committed_entry_once_in_order_and_the_naive_reader_skips() {
-    let _shared = crate::support::shared().await;
+    // Alone: its long transactions would hold back the other tests' reads for seconds.
+    let _alone = crate::support::exclusive().await;
     let duration = duration();
     let table = unique_table("stress");
     let writer_pool = pool(WRITERS as u32 + 2).await;

@@ -12,8 +12,9 @@ use checkpoint_source_postgres::PostgresSource;
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-/// Tests share the server; a test that needs it alone (the kit's cases, which read right after
-/// they commit) takes this exclusively, every other test shares it.
+/// Tests share the server; the stress test, whose transactions stay open for seconds (and one
+/// across the whole run) and so hold back every other test's reads, takes this exclusively,
+/// every other test (the kit's cases too) shares it.
 static SERVER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// Shares the server with every test but one that needs it alone.
