@@ -98,9 +98,12 @@
 //! - **Under load.** The keeper's other requests back off when they fail or run slow: while
 //!   something is moving, the next round comes a tenth of the renew interval later (at most
 //!   50 ms), doubled for each keeper request that failed in a row and never sooner than the
-//!   last round took, always within one renew interval. A loaded store gets fewer claims, asks
-//!   and table reads, never more, and a partition is lost only when the renew cannot get
-//!   through before the local deadline.
+//!   last round took, always within one renew interval; at rest, rounds that run slow space
+//!   out (see above). Where newly granted partitions resume is read with a `load` each for up
+//!   to 8, with one `list` of the group for more, so a worker claiming 100 partitions at once
+//!   sends one request, not 100. A loaded store gets fewer claims, asks and table reads, never
+//!   more, and a partition is lost only when the renew cannot get through before the local
+//!   deadline.
 //! - **Failure.** A crashed worker's heartbeat expires with its leases; the others see them
 //!   free at their next round and take them: every partition is owned again within the lease
 //!   duration plus one renew interval. (On DynamoDB, which has no clock, up to one more renew

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use checkpoint_committer::CommitterError;
-use checkpoint_core::{HeldLease, Operation};
+use std::collections::HashMap;
+
+use checkpoint_core::{Error, HeldLease, Operation};
 use futures_util::future::join_all;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -12,6 +14,10 @@ use tokio::time::Instant;
 use super::{Held, Keeper};
 use crate::shared::Counters;
 use crate::{Assignment, Stop};
+
+/// Newly granted partitions up to which each is loaded on its own; beyond, one `list` of the
+/// group serves them all.
+const LOADS_AT_MOST: usize = 8;
 
 impl Keeper {
     /// Loads where each newly granted partition resumes, takes it in the committer and hands
@@ -22,17 +28,8 @@ impl Keeper {
         if granted.is_empty() {
             return;
         }
+        let loaded = self.resume_positions(&granted).await;
         let shared = Arc::clone(&self.shared);
-        let loads = join_all(granted.iter().map(|lease| {
-            shared
-                .store
-                .load(&shared.group, &shared.subscription, lease.partition)
-        }));
-        Counters::add(&shared.counters.store_requests, granted.len() as u64 - 1);
-        let loaded = self
-            .call(Operation::Load, async { Ok(loads.await) })
-            .await
-            .unwrap_or_default();
         let mut unstarted = Vec::new();
         for (index, lease) in granted.into_iter().enumerate() {
             let resume_at = match loaded.get(index) {
@@ -53,6 +50,47 @@ impl Keeper {
             }
         }
         self.release_leases(&unstarted).await;
+    }
+
+    /// Where each of `granted` resumes (its stored checkpoint, if any), in its order: a
+    /// `load` each for a few, one `list` of the group for more. A worker that claims its
+    /// share of a large subscription at once (100 partitions at a fleet's start, or after a
+    /// loss) would otherwise send as many loads at the same moment, which on a loaded store
+    /// filled the connection pool and held the renews back behind them.
+    async fn resume_positions(&self, granted: &[HeldLease]) -> Vec<Result<Option<u64>, Error>> {
+        let shared = Arc::clone(&self.shared);
+        if granted.len() <= LOADS_AT_MOST {
+            let loads = join_all(granted.iter().map(|lease| {
+                shared
+                    .store
+                    .load(&shared.group, &shared.subscription, lease.partition)
+            }));
+            Counters::add(&shared.counters.store_requests, granted.len() as u64 - 1);
+            return self
+                .call(Operation::Load, async { Ok(loads.await) })
+                .await
+                .unwrap_or_default();
+        }
+        let listed = self
+            .call(Operation::List, shared.store.list(&shared.group))
+            .await;
+        match listed {
+            Ok(checkpoints) => {
+                let stored: HashMap<u32, u64> = checkpoints
+                    .into_iter()
+                    .filter(|checkpoint| checkpoint.subscription == shared.subscription)
+                    .map(|checkpoint| (checkpoint.partition, checkpoint.position))
+                    .collect();
+                granted
+                    .iter()
+                    .map(|lease| Ok(stored.get(&lease.partition).copied()))
+                    .collect()
+            }
+            Err(error) => {
+                tracing::warn!(worker = %shared.worker_id, %error, "listing the checkpoints failed");
+                Vec::new()
+            }
+        }
     }
 
     fn start_one(

@@ -104,6 +104,49 @@ async fn at_rest_a_worker_makes_two_store_requests_per_renew_interval() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_worker_granted_many_partitions_reads_where_they_resume_in_one_request() {
+    let store = paused_store();
+    for partition in 0..32u32 {
+        store
+            .save("g", "s", partition, 100 + u64::from(partition))
+            .await
+            .expect("saved");
+    }
+    store.save("g", "other", 0, 7).await.expect("saved");
+    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 40)
+        .worker_id("alone")
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(Duration::from_millis(200))
+        .start_position(5)
+        .start()
+        .expect("valid settings");
+    let mut held = Vec::new();
+    for _ in 0..40 {
+        held.push(assignments.next().await.expect("an assignment"));
+    }
+    let mut resumed: Vec<(u32, u64)> = held
+        .iter()
+        .map(|assignment| (assignment.partition(), assignment.resume_at()))
+        .collect();
+    resumed.sort_unstable();
+    let expected: Vec<(u32, u64)> = (0..40u32)
+        .map(|p| (p, if p < 32 { 100 + u64::from(p) } else { 5 }))
+        .collect();
+    assert_eq!(
+        resumed, expected,
+        "each resumes at its own stored checkpoint"
+    );
+    // The join, the table read of the cold start, the next round's table read, the acquire of
+    // all 40, and one list for where they resume (not 40 loads); renews beside them.
+    let stats = worker.stats();
+    assert!(
+        stats.store_requests <= 10,
+        "{} store requests to start 40 partitions",
+        stats.store_requests
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_worker_whose_rounds_run_slow_reads_the_table_less_often_and_renews_on_time() {
     use crate::model::record::Record;
     use crate::model::store::{Faults, FaultyStore};
