@@ -1,11 +1,10 @@
 //! Changes of ownership: a grant becomes an assignment, a release gives leases back, a loss
 //! stops at once (a handover's steps are in `handover`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use checkpoint_committer::CommitterError;
-use std::collections::HashMap;
-
 use checkpoint_core::{Error, HeldLease, Operation};
 use futures_util::future::join_all;
 use tokio::sync::watch;
