@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
+use sqlx::Sqlite;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
 };
-use sqlx::{Connection, Sqlite};
 use tokio::sync::{Mutex, OnceCell, watch};
 
 use crate::error::{backend, missing_table, other_partition_count};
@@ -146,12 +146,8 @@ impl SqliteSource {
             });
         }
         let table = self.table();
-        let mut connection = self
+        let mut tx = self
             .pool
-            .acquire()
-            .await
-            .map_err(|e| backend("migrate", table, e))?;
-        let mut tx = connection
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| backend("migrate", table, e))?;
@@ -213,12 +209,8 @@ impl SqliteSource {
         SourceError::check_partition(partition, self.partitions)?;
         self.ensure_setup().await?;
         let table = self.table();
-        let mut connection = self
+        let mut tx = self
             .pool
-            .acquire()
-            .await
-            .map_err(|e| backend("append", table, e))?;
-        let mut tx = connection
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| backend("append", table, e))?;
