@@ -56,6 +56,20 @@ pub enum Operation {
     Leases,
     /// [`LeaseStore::request_handover`](crate::LeaseStore::request_handover).
     RequestHandover,
+    /// [`ParkedStore::park`](crate::parked::ParkedStore::park).
+    Park,
+    /// [`ParkedStore::parked`](crate::parked::ParkedStore::parked).
+    Parked,
+    /// [`ParkedStore::retry_parked`](crate::parked::ParkedStore::retry_parked).
+    RetryParked,
+    /// [`ParkedStore::unpark`](crate::parked::ParkedStore::unpark).
+    Unpark,
+    /// Beginning a transaction
+    /// ([`TransactionalStore::begin_transaction`](crate::transactional::TransactionalStore::begin_transaction)).
+    Begin,
+    /// Committing a transaction
+    /// ([`TransactionalStore::commit_transaction`](crate::transactional::TransactionalStore::commit_transaction)).
+    Commit,
 }
 
 impl fmt::Display for Operation {
@@ -80,6 +94,12 @@ impl fmt::Display for Operation {
             Operation::Leave => "leave",
             Operation::Leases => "leases",
             Operation::RequestHandover => "request_handover",
+            Operation::Park => "park",
+            Operation::Parked => "parked",
+            Operation::RetryParked => "retry_parked",
+            Operation::Unpark => "unpark",
+            Operation::Begin => "begin",
+            Operation::Commit => "commit",
         })
     }
 }
@@ -114,6 +134,8 @@ pub enum Argument {
     Partitions,
     /// A setting of the store itself, such as a table name or a key prefix.
     Setting(&'static str),
+    /// The error text of a [parked entry](crate::parked::ParkedEntry).
+    ErrorText,
 }
 
 impl fmt::Display for Argument {
@@ -132,6 +154,7 @@ impl fmt::Display for Argument {
             Argument::Duration => f.write_str("lease duration"),
             Argument::Partitions => f.write_str("partitions"),
             Argument::Setting(name) => write!(f, "setting `{name}`"),
+            Argument::ErrorText => f.write_str("error text"),
         }
     }
 }

@@ -27,7 +27,7 @@
 //!
 //! | crate | what |
 //! | --- | --- |
-//! | `checkpoint-postgres` | PostgreSQL on sqlx: one SQL statement per operation |
+//! | `checkpoint-postgres` | PostgreSQL on sqlx: one SQL statement per hot-path operation |
 //! | `checkpoint-sqlite` | embedded and durable: SQLite on sqlx |
 //! | `checkpoint-redis` | Redis and Redis Cluster on redis-rs: Lua scripts |
 //! | `checkpoint-dynamodb` | DynamoDB on aws-sdk-dynamodb: conditional writes |
@@ -56,6 +56,7 @@
 )]
 
 mod admin;
+pub mod backoff;
 pub mod batch;
 mod checkpoint;
 pub mod error;
@@ -65,6 +66,8 @@ pub mod lease;
 mod memory;
 mod memory_admin;
 mod memory_lease;
+mod memory_parked;
+pub mod parked;
 mod query;
 pub mod settings;
 pub mod source;
@@ -73,6 +76,7 @@ mod store_impls;
 pub mod stored;
 #[cfg(feature = "tokio")]
 pub mod timeout;
+pub mod transactional;
 pub mod validation;
 
 pub use admin::CheckpointAdmin;

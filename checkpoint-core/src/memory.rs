@@ -30,6 +30,8 @@ pub(crate) struct State {
     pub(crate) retired: BTreeMap<String, BTreeSet<String>>,
     /// The leases and heartbeats of each (group, subscription).
     pub(crate) leases: HashMap<(String, String), crate::memory_lease::SubscriptionLeases>,
+    /// The parked entries of each group, by (subscription, partition, position).
+    pub(crate) parked: HashMap<String, BTreeMap<(String, u32, u64), crate::parked::ParkedEntry>>,
 }
 
 impl State {
