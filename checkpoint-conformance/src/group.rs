@@ -1,11 +1,7 @@
 //! Fresh random groups, so cases never see each other's checkpoints.
 
-use std::collections::hash_map::RandomState;
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 tokio::task_local! {
     /// The groups the running case made, so that its failure can name them.
@@ -33,17 +29,8 @@ pub(crate) async fn noting_groups<F: Future>(case: F) -> (F::Output, Vec<String>
 /// Every case works in groups of its own, so all cases can run in parallel against one shared
 /// server, and what a run leaves behind never disturbs another.
 pub fn fresh_group(label: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.write_u32(std::process::id());
-    let group = format!("ck-{label}-{:016x}", hasher.finish());
+    // 64 random bits: a clash among the groups of every run against one server is out of reach.
+    let group = format!("ck-{label}-{:016x}", fastrand::u64(..));
     // Outside a case run by the kit's macros there is nothing to note it in.
     let _ = CASE_GROUPS.try_with(|groups| {
         groups

@@ -312,6 +312,47 @@ macro_rules! lease_store_tests {
     };
 }
 
+/// Calls back `$callback!{ ($($args)*) case... }` with the name of every parked-entry case.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __parked_cases {
+    ($callback:ident ! ($($args:tt)*)) => {
+        $crate::$callback! { ($($args)*)
+            parked_entries_are_listed_sorted
+            parking_again_replaces_the_record
+            retry_parked_marks_only_that_entry
+            unpark_removes_only_that_entry
+            parked_groups_are_separate
+            parked_extremes_round_trip
+            parked_invalid_inputs_are_rejected
+        }
+    };
+}
+
+/// Expands to one named `#[test]` per clause of the parked-entries contract
+/// ([`ParkedStore`](checkpoint_core::parked::ParkedStore): park, parked, retry_parked,
+/// unpark), run against the store that `factory` makes (`S: ParkedStore`). Use it in a module
+/// of its own.
+///
+/// ```
+/// use checkpoint_core::InMemoryCheckpointStore;
+///
+/// async fn store() -> InMemoryCheckpointStore {
+///     InMemoryCheckpointStore::new()
+/// }
+///
+/// mod parked {
+///     checkpoint_conformance::parked_store_tests!(super::store);
+/// }
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! parked_store_tests {
+    ($factory:path) => {
+        $crate::__parked_cases! { __case_tests!($factory) }
+    };
+}
+
 /// Calls back `$callback!{ ($($args)*) case... }` with the name of every source case.
 #[doc(hidden)]
 #[macro_export]

@@ -16,6 +16,7 @@
 //! | `exclusive` | `claim` and `advance` |
 //! | `contention` | exclusive contenders racing under one name: one winner per step |
 //! | `admin` | the operations API: `groups`, `start_at`, `retire`, `retired`, `purge`, and what a retired subscription does to saves, claims and advances |
+//! | `parked` | parked entries ([`ParkedStore`](checkpoint_core::parked::ParkedStore)): listed sorted and per group, parked again in place, retry requests, removal, extremes, invalid input |
 //! | `leases` | partition ownership ([`LeaseStore`](checkpoint_core::LeaseStore)): grants, renewal, release, expiry by one clock, listing, handover requests, ties to retire and purge, races, histories |
 //!
 //! [`checkpoint_store_tests!`]: crate::checkpoint_store_tests
@@ -37,6 +38,7 @@ mod exclusive;
 mod inputs;
 mod leases;
 mod names;
+mod parked;
 mod reads;
 mod saves;
 
@@ -49,6 +51,7 @@ pub use exclusive::*;
 pub use inputs::*;
 pub use leases::*;
 pub use names::*;
+pub use parked::*;
 pub use reads::*;
 pub use saves::*;
 

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use std::time::Duration;
 
+use checkpoint_core::parked::{ParkedEntry, ParkedStore};
 use checkpoint_core::{
     Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
     Fingerprint, HeldLease, LeaseStore, LeaseTable, Released,
@@ -167,6 +168,41 @@ impl<S: LeaseStore, G: Send + Sync> LeaseStore for Guarded<S, G> {
     ) -> Result<(), Error> {
         self.store
             .request_handover(group, subscription, requester, partitions)
+            .await
+    }
+}
+
+#[async_trait]
+impl<S: ParkedStore, G: Send + Sync> ParkedStore for Guarded<S, G> {
+    async fn park(&self, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
+        self.store.park(group, entry).await
+    }
+
+    async fn parked(&self, group: &str) -> Result<Vec<ParkedEntry>, Error> {
+        self.store.parked(group).await
+    }
+
+    async fn retry_parked(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<bool, Error> {
+        self.store
+            .retry_parked(group, subscription, partition, position)
+            .await
+    }
+
+    async fn unpark(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<bool, Error> {
+        self.store
+            .unpark(group, subscription, partition, position)
             .await
     }
 }

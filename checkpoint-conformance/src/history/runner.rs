@@ -59,12 +59,7 @@ impl HistoryConfig {
         let seed = std::env::var("CHECKPOINT_SEED")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                use std::hash::{BuildHasher, Hasher};
-                let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-                hasher.write_u64(0);
-                hasher.finish()
-            });
+            .unwrap_or_else(|| fastrand::u64(..));
         Self {
             cases,
             seed,

@@ -18,6 +18,10 @@ mod admin {
     checkpoint_conformance::admin_store_tests!(super::store);
 }
 
+mod parked {
+    checkpoint_conformance::parked_store_tests!(super::store);
+}
+
 /// The form for a store without the exclusive mode compiles and runs the rest.
 mod admin_without_exclusive {
     checkpoint_conformance::admin_store_tests!(super::store, without_exclusive);
