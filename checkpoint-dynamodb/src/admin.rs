@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::validation::{validate_group, validate_key, validate_start_at};
 use checkpoint_core::{CheckpointAdmin, Error, Operation};
 use futures_util::{StreamExt, TryStreamExt, stream};
@@ -40,20 +41,17 @@ const SHOWN_MAX_LIMIT: i32 = 1_000;
 /// How many times `start_at` tries when a concurrent writer of the same name refuses it.
 const START_AT_ATTEMPTS: u32 = 4;
 
-/// The pause before attempt `attempt + 1` of a contended `start_at` whose attempt took
-/// `took`: random, so that two calls that refused each other do not meet again, and long
-/// enough for the other call to finish (up to twice the attempt's own time, doubled each
-/// attempt), so the one that waits longer finds the other's subscription and answers `Exists`.
-fn start_at_pause(attempt: u32, took: Duration) -> Duration {
-    use std::hash::{BuildHasher, Hasher};
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let ceiling = took.saturating_mul(2 << attempt.saturating_sub(1).min(4));
-    let ceiling_us = u64::try_from(ceiling.as_micros())
-        .unwrap_or(u64::MAX)
-        .max(1_000);
-    Duration::from_micros(random % ceiling_us)
+/// The pauses of a contended `start_at` whose attempt took `took`: random with full jitter, so
+/// that two calls that refused each other do not meet again, and long enough for the other call
+/// to finish (up to twice the attempt's own time, or a millisecond if that is more, doubled
+/// each attempt), so the one that waits longer finds the other's subscription and answers
+/// `Exists`.
+fn start_at_backoff(took: Duration) -> Backoff {
+    let base = took.max(Duration::from_millis(1));
+    // The four attempts pause at most 2³ × `base`; the cap only bounds a longer series.
+    Backoff::new(base, base.saturating_mul(32))
+        .with_attempts(START_AT_ATTEMPTS)
+        .with_jitter(Jitter::Full)
 }
 
 impl DynamoDbCheckpointStore {
@@ -212,12 +210,14 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
         loop {
             let began = Instant::now();
             match start_at::attempt(self, group, subscription, positions).await {
-                Err(Attempt::Contended) if attempt < START_AT_ATTEMPTS => {
+                Err(Attempt::Contended) => {
+                    let Some(pause) = start_at_backoff(began.elapsed()).retry_after(attempt) else {
+                        return Err(Error::exists(group, subscription));
+                    };
                     tracing::debug!(attempt, "refused by a concurrent writer of the name");
-                    tokio::time::sleep(start_at_pause(attempt, began.elapsed())).await;
+                    tokio::time::sleep(pause).await;
                     attempt += 1;
                 }
-                Err(Attempt::Contended) => return Err(Error::exists(group, subscription)),
                 Err(Attempt::Failed(error)) => return Err(error),
                 Ok(()) => return Ok(()),
             }

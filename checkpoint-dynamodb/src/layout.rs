@@ -18,9 +18,11 @@ use crate::BACKEND;
 
 mod groups;
 mod lease;
+mod parked;
 
 pub(crate) use groups::*;
 pub(crate) use lease::*;
+pub(crate) use parked::*;
 
 /// The partition key: the group, as given.
 pub(crate) const GROUP: &str = "group";

@@ -33,19 +33,6 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// A random number, for a heartbeat's incarnation.
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_nanos())
-            .unwrap_or(0),
-    );
-    hasher.finish()
-}
-
 impl DynamoDbCheckpointStore {
     /// Every lease and heartbeat of the subscription: a consistent `Query`, every page, each
     /// within the store's timeout; the heartbeats recorded and judged by this instance.
@@ -97,7 +84,8 @@ impl DynamoDbCheckpointStore {
             }
         }
         let sent_at = Instant::now();
-        let start = requests::start(self, name, owner, millis(duration), random_u64());
+        // The heartbeat's incarnation: random, and kept only if this start creates the item.
+        let start = requests::start(self, name, owner, millis(duration), fastrand::u64(..));
         let generation = self.within(op, start).await?;
         clock.hold((group, subscription, owner), generation, sent_at, duration);
         Ok((generation, false))

@@ -2,8 +2,10 @@
 //!
 //! [`DynamoDbCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
 //! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), the operations
-//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and partition leases,
-//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases): DynamoDB has no clock). Every write is a request whose
+//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin), partition leases,
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases): DynamoDB has no clock),
+//! and parked entries, [`ParkedStore`](checkpoint_core::parked::ParkedStore) (see
+//! [Parked entries](#parked-entries)). Every write is a request whose
 //! condition DynamoDB evaluates atomically on its item, so nothing is read before it is written
 //! and no concurrency loses an update or moves a checkpoint back. The store takes the
 //! [`Client`](aws_sdk_dynamodb::Client) the application built: its region, credentials and
@@ -68,8 +70,9 @@
 //! Every group also has a **marker**, an item under the partition key `"\0groups"` whose sort
 //! key is the group's name, which `groups` reads instead of the checkpoints (see
 //! [Groups](#groups-a-marker-per-group)); the leases have items of their own (see
-//! [Leases](#leases)). Both live under partition keys that start with NUL, which no group name
-//! holds, so no read of a group ever meets them.
+//! [Leases](#leases)), and so do parked entries (see [Parked entries](#parked-entries)). All
+//! live under partition keys that start with NUL, which no group name holds, so no read of a
+//! group ever meets them.
 //!
 //! [`create_table`](DynamoDbCheckpointStore::create_table) creates the table with on-demand
 //! billing. To provision it yourself, only the key schema needs defining:
@@ -103,6 +106,7 @@
 //! | `retired` | 1 `Query` per page |
 //! | `purge` of 4 items | 7: a `Query` of the group, a `DeleteItem` each, a `Query` of the subscription's leases (and a `DeleteItem` per lease and heartbeat it finds), the tombstone's `DeleteItem` |
 //! | `groups` of G groups | 1 + G, however many checkpoints: a `Query` of the markers per page, then a `Query` with `Limit` 1 per marked group, at most [`DEFAULT_MAX_CONCURRENCY`] at once (more only for a group whose last items are hidden: see below); the first call on a table without the "markers complete" item fills the markers in first |
+//! | `park`, `retry_parked`, `unpark`, `parked` | 1 each: see [Parked entries](#parked-entries) |
 //! | `create_table` of an existing table | `CreateTable` (refused), `DescribeTable`, a `GetItem` of the "markers complete" item; the first time on a table of an earlier version, the filling-in too |
 //!
 //! A `Query` of the group counts once per page. `save_all` sends one request per key because
@@ -299,6 +303,39 @@
 //! writes nothing. `retire` does not touch leases; `purge` of a retired subscription deletes
 //! them with its heartbeats.
 //!
+//! # Parked entries
+//!
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore): the entries a subscription's handler
+//! failed on every retry. One item per entry, in the same table, under a partition key no
+//! group, lease or marker can have: `group` = `"\0parked\0"` + group.
+//!
+//! | attribute | type | holds |
+//! | --- | --- | --- |
+//! | `group` | S, partition key | `"\0parked\0"` + the group |
+//! | `key` | S, sort key | the partition as ten digits, `#`, the position as nineteen digits, `#`, the subscription as given |
+//! | `subscription`, `partition`, `position` | S, N, N | plain copies of the key parts, for people |
+//! | `error` | S | the handler's last error; absent when empty |
+//! | `attempts` | N | how many times the handler ran |
+//! | `parked_at` | N | when it was parked, Unix epoch milliseconds |
+//! | `retry_requested` | BOOL | whether an operator asked for a retry since it was parked |
+//!
+//! Both numbers of the sort key have a fixed width (`i64::MAX` has nineteen digits), so no two
+//! entries share a sort key, whatever the subscription holds; the entry is read back from the
+//! sort key, the position exactly (a decimal string, never a float).
+//!
+//! | operation | requests |
+//! | --- | --- |
+//! | `park` | 1 `PutItem` of the whole item: an entry parked before is replaced, its retry request cleared |
+//! | `parked` | 1 `Query` of the group's parked partition key, `ConsistentRead`, per page (as `list`), sorted by subscription bytes, partition and position in the client |
+//! | `retry_parked` | 1 `UpdateItem` with the condition `attribute_exists(key)`; its refusal is `Ok(false)` |
+//! | `unpark` | 1 `DeleteItem` with the condition `attribute_exists(key)`; its refusal is `Ok(false)` |
+//!
+//! Parked entries are independent of checkpoints: `retire` and `purge` leave them, and a group
+//! that holds only parked entries has no marker, so `groups` does not list it. An item under
+//! the parked partition key that this store cannot have written is a non-retryable
+//! [`Error::Backend`](checkpoint_core::Error::Backend) whose source is a
+//! [`checkpoint_core::UnexpectedValue`].
+//!
 //! # Faults and timeouts
 //!
 //! A failed request is [`Error::Backend`](checkpoint_core::Error::Backend) with the SDK error
@@ -329,7 +366,7 @@
 //! IAM: `dynamodb:GetItem`, `PutItem` (a checkpoint's first write and its group's marker, a
 //! lease's first grant), `UpdateItem` and `Query` on the table (leases need nothing more);
 //! `CreateTable` and `DescribeTable` for `create_table`; `DeleteItem` (`purge`, and a refused
-//! `start_at`) for the operations API only; `Scan` only to fill the groups' markers in on a
+//! `start_at`) for the operations API and `unpark` only (`park` is a `PutItem`); `Scan` only to fill the groups' markers in on a
 //! table of an earlier version (`create_table`, `fill_in_group_markers`, or the first
 //! `groups` there).
 //!
@@ -355,6 +392,7 @@ mod error;
 mod group_markers;
 mod layout;
 mod lease;
+mod parked;
 mod requests;
 mod store;
 mod transaction;

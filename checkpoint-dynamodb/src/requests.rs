@@ -11,6 +11,7 @@
 //!   API;
 //! - [`groups`]: the groups' markers, their `Query`, and the one `Scan` that fills them in;
 //! - [`lease`]: the leases and heartbeats of a subscription;
+//! - [`parked`]: the parked entries of a group;
 //! - [`table`]: creating the table and waiting for it.
 //!
 //! Every expression names attributes through `#placeholders`: `group`, `key`, `position` and
@@ -26,6 +27,7 @@ pub(crate) mod compare_and_set;
 pub(crate) mod create;
 pub(crate) mod groups;
 pub(crate) mod lease;
+pub(crate) mod parked;
 pub(crate) mod start_at;
 pub(crate) mod table;
 pub(crate) mod write;

@@ -31,4 +31,15 @@ CREATE TABLE IF NOT EXISTS {owners} (
     generation   BIGINT      NOT NULL DEFAULT 1 CHECK (generation >= 1),
     expires_at   TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (group_name, subscription, owner)
+);
+CREATE TABLE IF NOT EXISTS {parked} (
+    group_name      TEXT COLLATE "C" NOT NULL,
+    subscription    TEXT COLLATE "C" NOT NULL,
+    partition_id    BIGINT  NOT NULL CHECK (partition_id BETWEEN 0 AND 4294967295),
+    position        BIGINT  NOT NULL CHECK (position >= 0),
+    error           TEXT    NOT NULL,
+    attempts        BIGINT  NOT NULL CHECK (attempts BETWEEN 0 AND 4294967295),
+    parked_at_ms    BIGINT  NOT NULL,
+    retry_requested BOOLEAN NOT NULL DEFAULT false,
+    PRIMARY KEY (group_name, subscription, partition_id, position)
 )

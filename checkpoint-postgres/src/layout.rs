@@ -2,7 +2,8 @@
 //! nothing a user passes can change the SQL it is spliced into) and the columns' values
 //! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
 //! the migration that runs it is a request (`requests/migration.rs`). The leases live in two
-//! tables beside it, named after it (`<table>_leases`, `<table>_owners`).
+//! tables beside it, named after it (`<table>_leases`, `<table>_owners`), and the parked
+//! entries in a third (`<table>_parked`).
 
 use std::fmt;
 use std::time::Duration;
@@ -26,6 +27,10 @@ pub(crate) const LEASES_SUFFIX: &str = "_leases";
 /// What the heartbeat table's name adds to the checkpoint table's (see [`TableName::owners_quoted`]).
 pub(crate) const OWNERS_SUFFIX: &str = "_owners";
 
+/// What the parked entries' table's name adds to the checkpoint table's (see
+/// [`TableName::parked_quoted`]).
+pub(crate) const PARKED_SUFFIX: &str = "_parked";
+
 /// What the name of the lease table's index by owner adds to the checkpoint table's (see
 /// [`TableName::by_owner_index`]).
 pub(crate) const BY_OWNER_SUFFIX: &str = "_byowner";
@@ -37,6 +42,7 @@ const MAX_TABLE_BYTES: usize = MAX_IDENTIFIER_BYTES - RETIRED_SUFFIX.len();
 const _: () = assert!(LEASES_SUFFIX.len() <= RETIRED_SUFFIX.len());
 const _: () = assert!(OWNERS_SUFFIX.len() <= RETIRED_SUFFIX.len());
 const _: () = assert!(BY_OWNER_SUFFIX.len() <= RETIRED_SUFFIX.len());
+const _: () = assert!(PARKED_SUFFIX.len() <= RETIRED_SUFFIX.len());
 
 /// What a valid table setting looks like, as the error says it.
 const EXPECTED: &str = "a table name `table` or `schema.table`, each part matching \
@@ -118,6 +124,13 @@ impl TableName {
         self.suffixed_quoted(OWNERS_SUFFIX)
     }
 
+    /// The parked entries' table's name quoted for SQL: the table's own name followed by
+    /// `_parked`, in the same schema. One row per parked entry: its error, attempts, time and
+    /// retry request.
+    pub(crate) fn parked_quoted(&self) -> String {
+        self.suffixed_quoted(PARKED_SUFFIX)
+    }
+
     /// The lease table's index by owner: its name quoted for `CREATE INDEX` (never qualified:
     /// an index lives in its table's schema), then qualified, as `to_regclass` looks it up.
     pub(crate) fn by_owner_index(&self) -> (String, String) {
@@ -176,6 +189,13 @@ pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
         })
 }
 
+/// A parked entry's `attempts` read back: a `u32`, as every park writes it.
+pub(crate) fn attempts(operation: Operation, value: i64) -> Result<u32, Error> {
+    u32::try_from(value).map_err(|_| {
+        UnexpectedValue::new("attempts", value.to_string()).into_error(BACKEND, operation)
+    })
+}
+
 /// The time left of a live lease or heartbeat, in microseconds by the server's clock: never
 /// negative, since the statements read only what expires after `now()`.
 pub(crate) fn time_left(operation: Operation, micros: i64) -> Result<Duration, Error> {
@@ -209,6 +229,10 @@ mod tests {
         );
         assert_eq!(plain.retired_quoted(), "\"checkpoints_retired\"");
         assert_eq!(plain.leases_quoted(), "\"checkpoints_leases\"");
+        assert_eq!(
+            qualified.parked_quoted(),
+            "\"App_1\".\"Check_Points_parked\""
+        );
         assert_eq!(
             qualified.owners_quoted(),
             "\"App_1\".\"Check_Points_owners\""

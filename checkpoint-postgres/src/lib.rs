@@ -1,11 +1,14 @@
-//! A PostgreSQL checkpoint store on sqlx: one table, one statement per operation.
+//! A PostgreSQL checkpoint store on sqlx: one table, one SQL statement per operation of the
+//! hot path (the admin operations' round trips are in the table below).
 //!
 //! [`PostgresCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
 //! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore),
-//! [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and
-//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)). Every method validates its input
-//! before any I/O; no operation reads before it writes, so no concurrency loses an update or
-//! moves a checkpoint back.
+//! [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin),
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)) and
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore) (see
+//! [Parked entries](#parked-entries)). Every method validates its input before any I/O; no
+//! operation reads before it writes, so no concurrency loses an update or moves a checkpoint
+//! back.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), checkpoint_core::Error> {
@@ -47,6 +50,9 @@
 //! | `leave` | one heartbeat row `UPDATE`d (ended), the leases of its generation read | 1 |
 //! | `request_handover` | rows locked in partition order, then one `UPDATE` of them by key, judged again on their newest versions | 1 |
 //! | `leases` | `SELECT` of the leases that have an owner `UNION ALL` the live owners, matched in the client (no join, so the plan does not depend on the table's statistics) | 1 |
+//! | `park` | `INSERT ... ON CONFLICT DO UPDATE` of the entry's record | 1 |
+//! | `parked` | `SELECT` by the group, in the primary key's order | 1 |
+//! | `retry_parked`, `unpark` | `UPDATE`, `DELETE` by the entry's key | 1 |
 //!
 //! Through a pool, sqlx 0.9 adds one exchange after the call has returned (a `Sync` when the
 //! connection goes back to the pool; the tests count it too), and a pool with sqlx's default
@@ -55,11 +61,11 @@
 //!
 //! # Schema
 //!
-//! [`migrate`](PostgresCheckpointStore::migrate) creates these four tables and one index
+//! [`migrate`](PostgresCheckpointStore::migrate) creates these five tables and one index
 //! (`{table}` is the quoted table name, `"checkpoints"` by default; `{retired}`, `{leases}`,
-//! `{owners}` and `{by_owner}` are the same name followed by `_retired`, `_leases`, `_owners`
-//! and `_byowner`, in the same schema), and the schema of a qualified name when it is
-//! missing.
+//! `{owners}`, `{parked}` and `{by_owner}` are the same name followed by `_retired`,
+//! `_leases`, `_owners`, `_parked` and `_byowner`, in the same schema), and the schema of a
+//! qualified name when it is missing.
 //! [`schema_sql`](PostgresCheckpointStore::schema_sql) prints them for teams that migrate with
 //! their own tools:
 //!
@@ -69,12 +75,14 @@
 //!   `0..=i64::MAX`, as the contract says.
 //! - Names use the `"C"` collation: compared byte by byte, never equal under some locale.
 //! - `query_fingerprint` is `NULL` until the first exclusive claim sets it.
+//! - `attempts` holds a `u32` as `partition_id` does; `parked_at_ms` is milliseconds since the
+//!   Unix epoch, by the parking process's clock.
 //! - A table name has at most 55 bytes, so that `{retired}` (and `{leases}`, `{owners}`,
-//!   `{by_owner}`) fits in PostgreSQL's 63.
-//! - When all four tables and the index exist in this layout, `migrate` creates nothing and
-//!   needs no privilege beyond those below; a deployment made before the tombstone or the
-//!   lease tables existed gets the missing ones from the next `migrate` by a role that may
-//!   create tables (its checkpoints are untouched). Lease tables of the first, unreleased
+//!   `{parked}`, `{by_owner}`) fits in PostgreSQL's 63.
+//! - When all five tables and the index exist in this layout, `migrate` creates nothing and
+//!   needs no privilege beyond those below; a deployment made before the tombstone, the
+//!   lease tables or the parked entries' table existed gets the missing ones from the next
+//!   `migrate` by a role that may create tables (its checkpoints are untouched). Lease tables of the first, unreleased
 //!   layout (an `expires_at` per lease) are upgraded by it too (`sql/upgrade_leases.sql`:
 //!   the generations added, leases live at that moment kept live, `expires_at` left
 //!   nullable and unread), in the migration's transaction.
@@ -83,14 +91,16 @@
 //!
 //! Services (saves, claims, loads, leases) need `SELECT`, `INSERT`, `UPDATE` on the table and
 //! the lease tables, `SELECT` on the tombstone table and `USAGE` on the schema; they delete
-//! nothing and alter nothing. Operators (`retire`, `purge`, `start_at`) need
-//! `DELETE` on every table (`purge` also removes a retired subscription's leases) and `INSERT`
+//! nothing and alter nothing there. On the parked entries' table they also need `DELETE`: a
+//! subscription removes an entry whose retry succeeded. Operators (`retire`, `purge`,
+//! `start_at`, and `unpark` by hand) need `DELETE` on every table (`purge` also removes a retired subscription's leases) and `INSERT`
 //! on the tombstone table; under the services' role `retire` fails with a non-retryable
 //! "permission denied":
 //!
 //! ```sql
 //! GRANT SELECT, INSERT, UPDATE ON checkpoints, checkpoints_leases, checkpoints_owners TO app;
 //! GRANT SELECT ON checkpoints_retired TO app;
+//! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_parked TO app, operator;
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints, checkpoints_leases, checkpoints_owners TO operator;
 //! GRANT SELECT, INSERT, DELETE ON checkpoints_retired TO operator;
 //! ```
@@ -190,6 +200,19 @@
 //!   second attempt would report what the first released as not held): they fail with a
 //!   retryable error.
 //!
+//! # Parked entries
+//!
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore) keeps the entries a subscription's
+//! handler failed on every retry in `{parked}`, one row per entry keyed by (group,
+//! subscription, partition, position). Each operation is one statement
+//! (`sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`): `park` is an upsert
+//! that replaces the error, attempts and time of an entry parked already and clears its retry
+//! request; `parked` reads the group in the primary key's order (subscriptions by bytes: the
+//! column is `COLLATE "C"`); `retry_parked` and `unpark` report whether they found the row.
+//! The records are independent of the checkpoints: `retire` and `purge` leave them.
+//! `park`, `parked` and `retry_parked` are idempotent and run once more on a lost connection;
+//! `unpark` is not (a second attempt would report the entry as not parked).
+//!
 //! # When things go wrong
 //!
 //! The integration tests inject each of these faults and check every history of concurrent
@@ -197,8 +220,8 @@
 //!
 //! - **A connection is cut, or the server restarts**: calls in flight fail with a retryable
 //!   [`Error::Backend`](checkpoint_core::Error::Backend). An idempotent call (every one but
-//!   `advance`, `start_at` and `migrate`) that meets a dead pooled connection runs once more on a live
-//!   one. While the server is down a call waits for the pool to reconnect until the store's
+//!   `advance`, `start_at`, `release`, `leave`, `unpark` and `migrate`) that meets a dead
+//!   pooled connection runs once more on a live one. While the server is down a call waits for the pool to reconnect until the store's
 //!   timeout. With `synchronous_commit = on` (the default) every acknowledged save survives a
 //!   crash.
 //! - **The server hangs, or vanishes without closing the connections**: a call fails with
@@ -207,6 +230,12 @@
 //!   with dead connections. The statement may still complete (every operation is safe to
 //!   retry). One case is sqlx's alone: a connection whose check on its way back to the pool is
 //!   in flight when the server vanishes keeps its place in the pool (sqlx issue 4349).
+//! - **A caller cancels a transaction's `BEGIN`** (a timeout, a `select!`, an aborted task: a
+//!   subscription drops its batch when its lease is lost): the connection goes back to the
+//!   pool with the transaction rolled back. sqlx 0.9.0 left it open on PostgreSQL, and the
+//!   next borrower's statements (lease requests included) ran inside it and held their locks
+//!   for ever; this crate needs sqlx 0.9.1 or later for that reason (tested: a begin cancelled
+//!   on a one-connection pool).
 //! - **Bad input** is refused with
 //!   [`Error::InvalidInput`](checkpoint_core::Error::InvalidInput) before anything is sent.
 //!   Names are bind parameters, so any valid name is stored verbatim.
@@ -228,8 +257,8 @@
 //! (`checkpoint.save`, `checkpoint.save_all_in`, `checkpoint.migrate`, ...) with the fields
 //! `backend = "postgres"`, `table`, `group` and `subscription` where the call has them, and
 //! the sizes: `batch_size` and `distinct_keys` (save_all), `partitions` (start_at, acquire,
-//! release, request_handover), `count` (list, groups, retired; live leases for `leases`). No
-//! partition, position, owner or connection option is a field.
+//! release, request_handover), `count` (list, groups, retired, parked; live leases for
+//! `leases`). No partition, position, owner, error text or connection option is a field.
 //!
 //! # TLS
 //!
@@ -300,9 +329,11 @@ mod admin;
 mod error;
 mod layout;
 mod lease;
+mod parked;
 mod requests;
 mod store;
 mod transaction;
+mod transactional;
 
 pub use store::PostgresCheckpointStore;
 

@@ -170,7 +170,7 @@ impl PostgresCheckpointStore {
     }
 
     /// The DDL that [`migrate`](Self::migrate) runs for this store's table, its tombstone
-    /// table and its two lease tables, for teams that apply migrations with their own tooling.
+    /// table, its two lease tables and its parked entries' table, for teams that apply migrations with their own tooling.
     pub fn schema_sql(&self) -> String {
         self.requests.schema_sql()
     }
@@ -189,14 +189,15 @@ impl PostgresCheckpointStore {
         self.requests.list_sql()
     }
 
-    /// Creates the checkpoint table, its tombstone table and its lease tables
-    /// (`<table>_leases`, `<table>_owners`), and their schema when the name has one, each
+    /// Creates the checkpoint table, its tombstone table, its lease tables
+    /// (`<table>_leases`, `<table>_owners`) and its parked entries' table (`<table>_parked`),
+    /// and their schema when the name has one, each
     /// unless it exists.
     ///
     /// Safe to call from every process at start-up, at the same time: the migrations of one
-    /// table take turns on a transaction-scoped advisory lock. When all four tables exist,
+    /// table take turns on a transaction-scoped advisory lock. When all five tables exist,
     /// nothing is created, so a role with only the run-time privileges (see the crate doc) can
-    /// call it too. A deployment made before the tombstone or lease tables existed gets them
+    /// call it too. A deployment made before the tombstone, lease or parked entries' tables existed gets them
     /// from the next `migrate` by a role that may create tables in the schema. An existing
     /// table is not checked against the schema.
     ///

@@ -2,7 +2,8 @@
 //! per (subscription, partition), the value `<position>` or `<position>|<fingerprint>`; the
 //! key prefix rule, the cluster hash tag, and reading stored values back through
 //! [`checkpoint_core::stored`]. The keys of a subscription's leases and the reading of what
-//! the lease scripts return are in `layout/lease.rs` ([`lease_keys`]).
+//! the lease scripts return are in `layout/lease.rs` ([`lease_keys`]), those of parked entries
+//! in `layout/parked.rs` ([`parked_key`]).
 //!
 //! Everything here is pure string handling, tested without a server.
 
@@ -14,10 +15,12 @@ use checkpoint_core::{Error, Fingerprint, UnexpectedValue};
 use crate::MAX_KEY_PREFIX_BYTES;
 
 mod lease;
+mod parked;
 
 pub(crate) use lease::{
     LeaseKeys, lease_keys, lease_millis, parse_epoch, parse_partition, parse_time_left,
 };
+pub(crate) use parked::{PARKED_VALUE, parked_field, parked_key, parked_value, parse_parked};
 
 /// A field of a group's hash, in an [`UnexpectedValue`].
 pub(crate) const FIELD: &str = "field";
@@ -427,6 +430,20 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), count);
         assert_eq!(lease_keys("c:{g}", "s").held, "c:{g}:held:s");
+    }
+
+    #[test]
+    fn the_parked_key_shares_the_groups_slot_and_is_no_group_key() {
+        let group_key = group_key("checkpoint", "a}b");
+        let parked = parked_key(&group_key);
+        assert_eq!(cluster_hashed_part(&parked), "a%7Db");
+        assert_eq!(group_of_key("checkpoint", parked.as_bytes()), None);
+        for subscription in ["", "s", "parked"] {
+            let lease = lease_keys(&group_key, subscription);
+            for key in [&lease.leases, &lease.owners, &lease.held, &lease.retired] {
+                assert_ne!(key, &parked);
+            }
+        }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //!
 //! [`RedisCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore),
 //! [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore), the operations
-//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin) and partition leases
-//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)) on redis-rs (async, tokio), over
+//! API [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin), partition leases
+//! [`LeaseStore`](checkpoint_core::LeaseStore) (see [Leases](#leases)) and parked entries
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore) (see
+//! [Parked entries](#parked-entries)) on redis-rs (async, tokio), over
 //! a [`ConnectionManager`](redis::aio::ConnectionManager) for one server, a
 //! [`ClusterConnection`](redis::cluster_async::ClusterConnection) for a cluster
 //! ([`RedisClusterCheckpointStore`]), or any clonable async connection of yours.
@@ -46,6 +48,7 @@
 //! | value, monotonic | `<position>` | `9007199254740993` |
 //! | value, claimed | `<position>\|<fingerprint, 64 lowercase hex>` | `42\|9f86d0…` |
 //! | retired subscriptions, a set beside the hash | `<prefix>:{<escaped group>}:retired` | `checkpoint:{billing}:retired` |
+//! | parked entries, a hash beside it ([below](#parked-entries)) | `<prefix>:{<escaped group>}:parked` | `checkpoint:{billing}:parked` |
 //!
 //! - The key's cluster hash tag (from the first `{` to the next `}`) is exactly the escaped
 //!   group: the prefix may hold no brace
@@ -66,11 +69,13 @@
 //!
 //! # Guarantees
 //!
-//! - **Atomic writes.** Every write is one script of the crate's `lua/` directory (each after
-//!   the shared helpers of `lua/positions.lua`, its header naming its `KEYS` and `ARGV`),
-//!   which the server runs whole: a save only moves forward, `claim` and `advance` are a
-//!   compare-and-set, `start_at` writes every partition or none. Every script declares every
-//!   key it touches, as Redis Cluster and Redis-compatible servers require.
+//! - **Atomic writes.** Every write of a checkpoint or a lease is one script of the crate's
+//!   `lua/` directory (each after the shared helpers of `lua/positions.lua`, its header
+//!   naming its `KEYS` and `ARGV`), which the server runs whole: a save only moves forward,
+//!   `claim` and `advance` are a compare-and-set, `start_at` writes every partition or none.
+//!   Every script declares every key it touches, as Redis Cluster and Redis-compatible servers
+//!   require. (Parked entries are written by single commands and one script of their own:
+//!   see [Parked entries](#parked-entries).)
 //! - **Exact positions.** Lua numbers are doubles, exact only up to 2^53. The scripts keep
 //!   positions as decimal strings without leading zeros and compare them by length first,
 //!   then, for equal lengths, as numbers of at most 15 digits (one for a position below
@@ -106,6 +111,9 @@
 //! | `retired` | `SMEMBERS` of the retired set | 1 |
 //! | `save_all` | `save_all.lua` per [`SAVE_ALL_CHUNK`] distinct keys, in one pipeline | one wait |
 //! | every lease operation | its script (see [Leases](#leases)) | 1 |
+//! | `park`, `unpark` | `HSET`, `HDEL` of the parked hash | 1 |
+//! | `retry_parked` | `retry_parked.lua` | 1 |
+//! | `parked` | `HLEN`, then `HGETALL` (`HSCAN` steps above [`LIST_HGETALL_MAX`]), as `list` | 1 empty, 2 |
 //!
 //! - The tombstone check adds none: a save, `save_all` or `claim` under a retired name is 1.
 //!   Nor does [`with_replica_ack`](RedisCheckpointStore::with_replica_ack): each write's `WAIT`
@@ -185,6 +193,36 @@
 //! twice. With `with_replica_ack(1, …)` and one replica per primary an acquisition returns
 //! `Ok` only once the replica has it, and the same failovers lost none (asserted). Use it
 //! where the epoch fences anything that matters.
+//!
+//! # Parked entries
+//!
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore): the entries a subscription's
+//! handler failed on every retry. **One hash per group**, beside the checkpoints' hash and with
+//! its hash tag, so in the group's cluster slot:
+//!
+//! | what | form | example |
+//! | --- | --- | --- |
+//! | key | `<prefix>:{<escaped group>}:parked` | `checkpoint:{billing}:parked` |
+//! | field | `<partition>:<position>:<subscription>` | `3:41:invoices` |
+//! | value | `<retry requested, 0 or 1>\|<attempts>\|<parked at, ms since the epoch>\|<error>` | `0\|5\|1764000000123\|no such customer` |
+//!
+//! - Partition and position are decimal numbers without `:`, so the field's first two `:`
+//!   end them whatever the subscription holds: no two entries share a field. The error comes
+//!   last in the value, so it is read back whole whatever it holds; the flag first, so that the
+//!   script sets it by replacing one byte.
+//! - `park` is one `HSET`, which replaces an entry parked before whole (the flag written at
+//!   `0`); `unpark` one `HDEL`, whose count says whether the entry was parked;
+//!   `retry_parked` the script `lua/retry_parked.lua`, which sets the flag only if the field
+//!   exists, in one atomic step. `parked` reads the hash as `list` reads a group's (one
+//!   `HGETALL` up to [`LIST_HGETALL_MAX`] fields, `HSCAN` steps above) and sorts by
+//!   subscription bytes, partition and position in the client.
+//! - The writes carry the store's [`with_replica_ack`](RedisCheckpointStore::with_replica_ack)
+//!   `WAIT` in the same pipeline, one round trip all the same (counted by the tests). No
+//!   command beyond [`acl_rules`](RedisCheckpointStore::acl_rules)' is needed.
+//! - Parked entries are independent of checkpoints: `retire` and `purge` leave the hash, and
+//!   `groups` skips its key, so a group that holds only parked entries is not listed. A field
+//!   or value this store does not write is a non-retryable `Error::Backend` whose source is a
+//!   [`checkpoint_core::UnexpectedValue`].
 //!
 //! # Exclusive checkpoints and the caller's transaction
 //!
@@ -284,7 +322,8 @@
 //! `group`, `subscription`, `partition`; the sizes `batch_size` (`save_all`), `partitions`
 //! (`start_at`, and the lease operations that take partitions), `writes` (`advance_in`);
 //! what the call found (`found`, `moved`, `chunks`, `deleted`, and for leases `granted`,
-//! `refused`, `released`, `marked`, `owners`); and for `connect` the `endpoint`, host and
+//! `refused`, `released`, `marked`, `owners`; for `parked`, `retry_parked` and `unpark`,
+//! `found`); and for `connect` the `endpoint`, host and
 //! port only. No position, fingerprint, owner, requester, URL or password is ever a field.
 //!
 //! # Security
@@ -342,6 +381,7 @@ mod connection;
 mod error;
 mod layout;
 mod lease;
+mod parked;
 mod requests;
 mod store;
 mod transaction;

@@ -132,9 +132,10 @@ impl<C> RedisCheckpointStore<C> {
     }
 
     /// Makes every write (`save`, `save_all`, `claim`, `advance`, the operations API's
-    /// `start_at`, `retire` and `purge`, and the lease operations but `leases`) wait until `replicas` replicas of the primary that
-    /// applied it have it: `WAIT replicas timeout` goes in the
-    /// same pipeline as the write (`[EVALSHA …, WAIT …]`), to the same primary on the same
+    /// `start_at`, `retire` and `purge`, the lease operations but `leases`, and `park`,
+    /// `retry_parked` and `unpark`) wait until `replicas` replicas of the primary that applied
+    /// it have it: `WAIT replicas timeout` goes in the same pipeline as the write
+    /// (`[EVALSHA …, WAIT …]`, `[HSET …, WAIT …]`), to the same primary on the same
     /// connection, at no extra round trip. When fewer replicas acknowledged within `timeout`,
     /// the write fails with a retryable [`Error::Backend`] whose source is a
     /// [`ReplicaAckError`](crate::ReplicaAckError); the write itself stays applied on the

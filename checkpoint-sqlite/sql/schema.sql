@@ -31,3 +31,14 @@ CREATE TABLE IF NOT EXISTS {lease_owners} (
     expires_at_ms INTEGER NOT NULL,
     PRIMARY KEY (group_name, subscription, owner)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {parked} (
+    group_name      TEXT    NOT NULL,
+    subscription    TEXT    NOT NULL,
+    partition_id    INTEGER NOT NULL,
+    position        INTEGER NOT NULL,
+    error           TEXT    NOT NULL,
+    attempts        INTEGER NOT NULL,
+    parked_at_ms    INTEGER NOT NULL,
+    retry_requested INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (group_name, subscription, partition_id, position)
+) WITHOUT ROWID;

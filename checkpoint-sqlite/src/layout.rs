@@ -3,7 +3,7 @@
 //! written and read back through [`checkpoint_core::stored`]. The DDL is `sql/schema.sql`;
 //! the migration that runs it is a request (`requests/migration.rs`). Leases live in two tables
 //! beside it, named after it (`<table>_leases`, `<table>_lease_owners`), their times in
-//! integer milliseconds of SQLite's own clock.
+//! integer milliseconds of SQLite's own clock; parked entries in a third (`<table>_parked`).
 
 use std::time::Duration;
 
@@ -74,6 +74,12 @@ impl TableName {
         format!("\"{}_lease_owners\"", self.0)
     }
 
+    /// The parked entries' table's name as a quoted SQL identifier: the table's own name
+    /// followed by `_parked`, for example `"checkpoints_parked"`.
+    pub(crate) fn parked_quoted(&self) -> String {
+        format!("\"{}_parked\"", self.0)
+    }
+
     /// The name of the lease table's index by owner, quoted: the table's own name followed by
     /// `_leases_by_owner`.
     pub(crate) fn leases_by_owner_quoted(&self) -> String {
@@ -96,6 +102,13 @@ pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
         .ok_or_else(|| {
             UnexpectedValue::new("epoch", value.to_string()).into_error(BACKEND, operation)
         })
+}
+
+/// A parked entry's `attempts` read back: a `u32`, as every park writes it.
+pub(crate) fn attempts(operation: Operation, value: i64) -> Result<u32, Error> {
+    u32::try_from(value).map_err(|_| {
+        UnexpectedValue::new("attempts", value.to_string()).into_error(BACKEND, operation)
+    })
 }
 
 /// How long until `expires_at_ms` at `now_ms`, both milliseconds of SQLite's clock (`0` once

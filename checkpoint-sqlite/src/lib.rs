@@ -2,9 +2,11 @@
 //!
 //! [`SqliteCheckpointStore`] implements [`CheckpointStore`](checkpoint_core::CheckpointStore)
 //! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) with one SQL
-//! statement per operation, safe for many tasks and several processes on the same file, and
+//! statement per hot-path operation (the lease and admin operations are short transactions),
+//! safe for many tasks and several processes on the same file, and
 //! [`LeaseStore`](checkpoint_core::LeaseStore), partition leases judged by SQLite's clock
-//! (see [Leases](#leases)). It
+//! (see [Leases](#leases)), and [`ParkedStore`](checkpoint_core::parked::ParkedStore) (see
+//! [Parked entries](#parked-entries)). It
 //! suits a service that keeps its read models in SQLite too: the `*_in` methods run on the
 //! caller's own connection or transaction, so a read model and its checkpoint commit together.
 //!
@@ -49,11 +51,11 @@
 //!
 //! # Schema
 //!
-//! [`SqliteCheckpointStore::migrate`] creates these four tables and an index, each if it does
+//! [`SqliteCheckpointStore::migrate`] creates these five tables and an index, each if it does
 //! not exist (`{table}` is the quoted table name, `"checkpoints"` unless
 //! [`with_table`](SqliteCheckpointStore::with_table) says otherwise, and `{retired}`,
-//! `{leases}`, `{leases_by_owner}` and `{lease_owners}` the same name followed by `_retired`,
-//! `_leases`, `_leases_by_owner` and `_lease_owners`):
+//! `{leases}`, `{leases_by_owner}`, `{lease_owners}` and `{parked}` the same name followed by
+//! `_retired`, `_leases`, `_leases_by_owner`, `_lease_owners` and `_parked`):
 //!
 #![doc = concat!("```sql\n", include_str!("../sql/schema.sql"), "```")]
 //!
@@ -71,6 +73,10 @@
 //!   made before the tombstone table existed gets it from the next `migrate`.
 //! - `{leases}` and `{lease_owners}` hold the [leases](#leases); a file made before they
 //!   existed gets them from the next `migrate`, its checkpoints and tombstones untouched.
+//! - `{parked}` holds the [parked entries](#parked-entries): `attempts` a `u32`,
+//!   `parked_at_ms` milliseconds since the Unix epoch by the parking process's clock,
+//!   `retry_requested` 0 or 1. A file made before it existed gets it from the next `migrate`,
+//!   everything else untouched.
 //!
 //! # Costs
 //!
@@ -88,6 +94,9 @@
 //! | `start_at` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if neither, one `INSERT` of every partition; `COMMIT` |
 //! | `retire` | `BEGIN IMMEDIATE`; the tombstone; `DELETE` of the checkpoints; `COMMIT` |
 //! | `purge` | `BEGIN IMMEDIATE`; whether a tombstone or a checkpoint exists; if a tombstone, it, any checkpoint left, and the subscription's leases and heartbeats deleted; `COMMIT` |
+//! | `park` | `INSERT .. ON CONFLICT DO UPDATE` of the entry's record |
+//! | `parked` | one `SELECT` by the group, in the primary key's order |
+//! | `retry_parked`, `unpark` | one `UPDATE`, `DELETE` by the entry's key |
 //!
 //! The lease operations' costs are under [Leases](#leases).
 //!
@@ -161,6 +170,17 @@
 //! # Ok::<(), checkpoint_core::Error>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Parked entries
+//!
+//! [`ParkedStore`](checkpoint_core::parked::ParkedStore) keeps the entries a subscription's
+//! handler failed on every retry in `{parked}`, one row per entry keyed by (group,
+//! subscription, partition, position). Each operation is one statement in autocommit mode
+//! (`sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`): `park` is an upsert that
+//! replaces the error, attempts and time of an entry parked already and clears its retry
+//! request; `parked` reads the group in the primary key's order (subscriptions byte for byte:
+//! the `BINARY` collation); `retry_parked` and `unpark` report whether they changed a row.
+//! The records are independent of the checkpoints: `retire` and `purge` leave them.
 //!
 //! # Retired subscriptions
 //!
@@ -238,9 +258,9 @@
 //! (`checkpoint.save`, `checkpoint.advance_in`, `checkpoint.migrate`, `checkpoint.acquire`,
 //! ...) with the fields `backend = "sqlite"`, `table`, `group` and `subscription` where the
 //! call has them, and the sizes: `batch_size` and `distinct_keys` (save_all), `partitions`
-//! (start_at and the lease operations that name partitions), `count` (list, groups, retired;
-//! the leases granted, renewed, released or listed). No partition, position or lease owner is
-//! a field.
+//! (start_at and the lease operations that name partitions), `count` (list, groups, retired,
+//! parked; the leases granted, renewed, released or listed). No partition, position, lease
+//! owner or error text is a field.
 //!
 //! # Errors
 //!
@@ -257,9 +277,11 @@ mod admin;
 mod error;
 mod layout;
 mod lease;
+mod parked;
 mod requests;
 mod store;
 mod transaction;
+mod transactional;
 
 use std::time::Duration;
 

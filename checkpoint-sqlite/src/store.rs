@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::settings::validate_timeout;
 use checkpoint_core::timeout::within;
 use checkpoint_core::validation::{
@@ -93,7 +94,7 @@ impl SqliteCheckpointStore {
     /// Switching a new database file into WAL mode needs a lock that SQLite's busy timeout does
     /// not wait for, so when several processes create the same file at once, one of them may
     /// see `SQLITE_BUSY` while connecting; that is retried here for up to
-    /// [`DEFAULT_BUSY_TIMEOUT`].
+    /// [`DEFAULT_BUSY_TIMEOUT`], after random pauses under 5 ms doubling to 100 ms.
     #[tracing::instrument(
         name = "checkpoint.connect",
         level = "debug",
@@ -103,7 +104,11 @@ impl SqliteCheckpointStore {
     )]
     pub async fn open_with(options: SqliteConnectOptions) -> Result<Self, Error> {
         let started = Instant::now();
-        let mut pause = Duration::from_millis(5);
+        // Those that see SQLITE_BUSY here are processes that raced each other for one lock:
+        // full jitter spreads their next attempts so that they do not collide again.
+        let backoff = Backoff::new(Duration::from_millis(5), Duration::from_millis(100))
+            .with_jitter(Jitter::Full);
+        let mut failures = 0;
         loop {
             let connected = SqlitePoolOptions::new()
                 .max_connections(DEFAULT_MAX_CONNECTIONS)
@@ -113,8 +118,8 @@ impl SqliteCheckpointStore {
                 Ok(pool) => return Ok(Self::new(pool)),
                 Err(error) if is_busy(&error) && started.elapsed() < DEFAULT_BUSY_TIMEOUT => {
                     tracing::debug!(?error, "database busy while opening; retrying");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(100));
+                    tokio::time::sleep(backoff.delay(failures)).await;
+                    failures += 1;
                 }
                 Err(error) => return Err(backend(Operation::Connect, error)),
             }
@@ -188,11 +193,12 @@ impl SqliteCheckpointStore {
         self.requests.list_sql()
     }
 
-    /// Creates the checkpoint table, its tombstone table and the two lease tables, each unless
-    /// it exists (see the [crate documentation](crate) for their definitions). Idempotent, and
-    /// safe when several processes start at once: the statements take the write lock, and
-    /// whoever comes second finds the tables there. A database made before the tombstone or
-    /// lease tables existed gets them from the next `migrate`.
+    /// Creates the checkpoint table, its tombstone table, the two lease tables and the parked
+    /// entries' table, each unless it exists (see the [crate documentation](crate) for their
+    /// definitions). Idempotent, and safe when several processes start at once: the statements
+    /// take the write lock, and whoever comes second finds the tables there. A database made
+    /// before the tombstone, lease or parked entries' tables existed gets them from the next
+    /// `migrate`.
     ///
     /// It does not alter an existing table of the same name.
     ///

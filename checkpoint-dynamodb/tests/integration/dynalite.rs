@@ -50,6 +50,11 @@ mod leases {
     checkpoint_conformance::lease_store_tests!(crate::support::dynalite::lease_store);
 }
 
+/// Every clause of the parked-entries contract, the conditional retry and unpark included.
+mod parked {
+    checkpoint_conformance::parked_store_tests!(crate::support::dynalite::store);
+}
+
 const QUERY: Fingerprint = Fingerprint::from_bytes([7; 32]);
 
 /// The premise of the tests below: dynalite refuses a condition without sending the old item,

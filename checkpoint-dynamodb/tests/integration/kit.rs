@@ -23,3 +23,8 @@ mod admin {
 mod leases {
     checkpoint_conformance::lease_store_tests!(crate::support::lease_store);
 }
+
+/// Every clause of the parked-entries contract (park, parked, retry_parked, unpark).
+mod parked {
+    checkpoint_conformance::parked_store_tests!(crate::support::store);
+}

@@ -412,3 +412,41 @@ async fn a_takeover_is_one_heartbeat_update_and_one_grant_more() {
          owner's heartbeat UpdateItem, an UpdateItem per lease"
     );
 }
+
+/// Every parked-entry operation is one request, as the crate doc's "Parked entries" says; a
+/// refused `retry_parked` or `unpark` too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parked_operations_are_one_request_each() {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("round-trips-parked");
+    let count = |what: &str, want: u64| {
+        let got = proxy.round_trips();
+        assert_eq!(got, want, "requests for {what}");
+        eprintln!("{what}: {got} request(s)");
+        proxy.reset();
+    };
+    proxy.reset();
+    assert!(store.parked(&group).await.unwrap().is_empty());
+    count("parked of an empty group (a Query)", 1);
+    store
+        .park(&group, &ParkedEntry::new("s", 3, 41, "no such customer", 5))
+        .await
+        .unwrap();
+    count("park (a PutItem)", 1);
+    assert!(store.retry_parked(&group, "s", 3, 41).await.unwrap());
+    count("retry_parked (an UpdateItem)", 1);
+    assert!(!store.retry_parked(&group, "s", 3, 42).await.unwrap());
+    count(
+        "retry_parked of an entry not parked (a refused UpdateItem)",
+        1,
+    );
+    let parked = store.parked(&group).await.unwrap();
+    assert!(parked[0].retry_requested, "{parked:?}");
+    count("parked of a one-page group (a Query)", 1);
+    assert!(store.unpark(&group, "s", 3, 41).await.unwrap());
+    count("unpark (a DeleteItem)", 1);
+    assert!(!store.unpark(&group, "s", 3, 41).await.unwrap());
+    count("unpark of an entry not parked (a refused DeleteItem)", 1);
+}

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::{
     Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released, UnexpectedValue,
 };
@@ -14,12 +15,20 @@ use crate::BACKEND;
 use crate::error::backend;
 use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
 
-/// The pause before an `acquire` that reported contention runs again, the first time; it
-/// doubles with every run up to [`LONGEST_PAUSE`].
+/// The ceiling of the pause before an `acquire` that reported contention runs again, the first
+/// time; it doubles with every run up to [`LONGEST_PAUSE`] (see [`contended_backoff`]).
 const FIRST_PAUSE: Duration = Duration::from_millis(1);
 
 /// The longest pause between two runs of a contended `acquire`.
 const LONGEST_PAUSE: Duration = Duration::from_millis(20);
+
+/// The pauses between the runs of a contended `acquire`: from [`FIRST_PAUSE`] doubling to
+/// [`LONGEST_PAUSE`], with full jitter. Contention means two statements refused each other over
+/// one heartbeat; were both to wait the same pause they would meet again at the same instant,
+/// so the pause is drawn anywhere under the ceiling, not merely close to it.
+fn contended_backoff() -> Backoff {
+    Backoff::new(FIRST_PAUSE, LONGEST_PAUSE).with_jitter(Jitter::Full)
+}
 
 /// How long at most an `acquire` keeps running again while it reports contention: the lock on
 /// an expired heartbeat is held by one statement at a time (its owner's acquire, a renew or
@@ -105,11 +114,12 @@ impl Requests {
     ///
     /// While the statement reports that it refused a partition only because it could not end
     /// the expired holder's heartbeat (locked by another statement, or changed since its
-    /// snapshot: see `sql/acquire.sql`), it runs again after a pause ([`FIRST_PAUSE`]
-    /// doubling to [`LONGEST_PAUSE`]): the lock lasts one statement, and the lease is most
-    /// likely free. The statement is idempotent (what a run granted, the next one finds held
-    /// and keeps its epoch). After [`contended_patience`] (at most 1 s, a quarter of
-    /// `duration`, half of the store's `timeout`) the refusal stands.
+    /// snapshot: see `sql/acquire.sql`), it runs again after a random pause
+    /// ([`contended_backoff`]: under [`FIRST_PAUSE`] doubling to [`LONGEST_PAUSE`]): the lock
+    /// lasts one statement, and the lease is most likely free. The statement is idempotent
+    /// (what a run granted, the next one finds held and keeps its epoch). After
+    /// [`contended_patience`] (at most 1 s, a quarter of `duration`, half of the store's
+    /// `timeout`) the refusal stands.
     pub(crate) async fn acquire(
         &self,
         connection: &mut PgConnection,
@@ -124,16 +134,20 @@ impl Requests {
         asked.sort_unstable();
         let requested: Vec<i64> = asked.iter().copied().map(i64::from).collect();
         let (started, patience) = (Instant::now(), contended_patience(duration, timeout));
-        let mut pause = FIRST_PAUSE;
+        let backoff = contended_backoff();
+        let mut runs = 0;
         let (retired, arrays) = loop {
             let (retired, contended, arrays) = self
                 .acquire_once(&mut *connection, key, &requested, duration)
                 .await?;
+            // The pause is drawn before the patience check, so that the check judges the
+            // pause actually slept, not its ceiling.
+            let pause = backoff.delay(runs);
             if !contended || started.elapsed() + pause > patience {
                 break (retired, arrays);
             }
             tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(LONGEST_PAUSE);
+            runs += 1;
         };
         if retired {
             return Err(Error::retired(group, subscription));

@@ -1,6 +1,7 @@
-//! The migration: the checkpoint table, its tombstone table and its lease tables (and their
-//! schema) created in one transaction, each only when missing; lease tables of the first
-//! layout (an expiry per lease) upgraded to the current one (expiry in the heartbeat only).
+//! The migration: the checkpoint table, its tombstone table, its lease tables and its parked
+//! entries' table (and their schema) created in one transaction, each only when missing;
+//! lease tables of the first layout (an expiry per lease) upgraded to the current one (expiry
+//! in the heartbeat only).
 
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
@@ -11,7 +12,7 @@ use crate::error::backend;
 
 impl Requests {
     /// The migration in one transaction on `connection`, under the table's advisory lock so
-    /// that concurrent migrations take turns. Creates nothing when all four tables exist with
+    /// that concurrent migrations take turns. Creates nothing when all five tables exist with
     /// the current layout, so a role without the privilege to create can run it; lease tables
     /// of the first layout are upgraded (`sql/upgrade_leases.sql`).
     pub(crate) async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
@@ -51,8 +52,9 @@ impl Requests {
         transaction.commit().await.map_err(failed)
     }
 
-    /// Creates the schema when the name has one and it is missing, then the four tables and
-    /// the lease table's index (each `IF NOT EXISTS`).
+    /// Creates the schema when the name has one and it is missing, then the five tables and
+    /// the lease table's index (each `IF NOT EXISTS`): a deployment made before the parked
+    /// entries' table gets it here, its other tables untouched.
     async fn create_missing(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         if let (Some(schema), Some(create_schema)) = (&self.schema, &self.create_schema) {
@@ -70,7 +72,7 @@ impl Requests {
                     .map_err(failed)?;
             }
         }
-        // Five statements (the tables, the index), so the simple protocol; no parameters.
+        // Six statements (the tables, the index), so the simple protocol; no parameters.
         sqlx::raw_sql(sql(&self.create_table))
             .execute(&mut *connection)
             .await

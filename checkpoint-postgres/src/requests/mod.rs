@@ -7,12 +7,14 @@
 //! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
 //!   transactions;
 //! - [`lease`]: [`LeaseStore`](checkpoint_core::LeaseStore)'s statements, one each;
+//! - [`parked`]: [`ParkedStore`](checkpoint_core::parked::ParkedStore)'s statements, one each;
 //! - [`migration`]: the transaction that creates the tables;
 //! - [`pool`]: a connection from the pool for one call, under the store's timeout, and what
 //!   happens to it when the call ends or is abandoned.
 //!
-//! The text lives in `sql/*.sql` with `{table}`, `{retired}`, `{leases}`, `{owners}` and
-//! `{by_owner}` (the lease table's index) placeholders (`{schema}` in `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
+//! The text lives in `sql/*.sql` with `{table}`, `{retired}`, `{leases}`, `{owners}`,
+//! `{parked}` and `{by_owner}` (the lease table's index) placeholders (`{schema}` in
+//! `create_schema.sql`). It is replaced by the quoted name once, when the store is configured,
 //! after [`TableName`] has validated it; every value a call passes is a bind parameter. That is
 //! why wrapping the text in [`sqlx::AssertSqlSafe`] is sound.
 
@@ -20,6 +22,7 @@ mod admin;
 mod hot_path;
 mod lease;
 mod migration;
+mod parked;
 mod pool;
 
 use std::sync::Arc;
@@ -62,9 +65,9 @@ pub(crate) struct Requests {
     create_schema: Option<Arc<str>>,
     /// The table as configured (`schema.table`), the key of the migration's advisory lock.
     table: String,
-    /// The table's quoted name, its tombstone table's and its lease tables', which the
-    /// migration looks for.
-    quoted: [String; 4],
+    /// The table's quoted name, its tombstone table's, its lease tables' and its parked
+    /// entries' table's, which the migration looks for.
+    quoted: [String; 5],
     /// The schema of a schema-qualified table, which the migration creates when missing.
     schema: Option<String>,
     save: Arc<str>,
@@ -85,6 +88,10 @@ pub(crate) struct Requests {
     leave: Arc<str>,
     leases: Arc<str>,
     request_handover: Arc<str>,
+    park: Arc<str>,
+    parked: Arc<str>,
+    retry_parked: Arc<str>,
+    unpark: Arc<str>,
 }
 
 impl Requests {
@@ -94,6 +101,7 @@ impl Requests {
         let retired = table.retired_quoted();
         let leases = table.leases_quoted();
         let owners = table.owners_quoted();
+        let parked = table.parked_quoted();
         let (by_owner, by_owner_qualified) = table.by_owner_index();
         let render = |template: &str| -> Arc<str> {
             template
@@ -101,6 +109,7 @@ impl Requests {
                 .replace("{retired}", &retired)
                 .replace("{leases}", &leases)
                 .replace("{owners}", &owners)
+                .replace("{parked}", &parked)
                 .replace("{by_owner}", &by_owner)
                 .into()
         };
@@ -120,6 +129,7 @@ impl Requests {
                 retired.clone(),
                 leases.clone(),
                 owners.clone(),
+                parked.clone(),
             ],
             schema: table.schema().map(str::to_owned),
             save: render(include_str!("../../sql/save.sql")),
@@ -140,6 +150,10 @@ impl Requests {
             leave: render(include_str!("../../sql/leave.sql")),
             leases: render(include_str!("../../sql/leases.sql")),
             request_handover: render(include_str!("../../sql/request_handover.sql")),
+            park: render(include_str!("../../sql/park.sql")),
+            parked: render(include_str!("../../sql/parked.sql")),
+            retry_parked: render(include_str!("../../sql/retry_parked.sql")),
+            unpark: render(include_str!("../../sql/unpark.sql")),
         }
     }
 
@@ -215,6 +229,16 @@ mod tests {
         ] {
             assert!(!text.contains('{'), "{text}");
             assert!(text.contains("\"app\".\"cp_leases\""), "{text}");
+        }
+        for text in [
+            &requests.create_table,
+            &requests.park,
+            &requests.parked,
+            &requests.retry_parked,
+            &requests.unpark,
+        ] {
+            assert!(!text.contains('{'), "{text}");
+            assert!(text.contains("\"app\".\"cp_parked\""), "{text}");
         }
         // Every statement that can start a heartbeat or grant a lease checks the tombstone.
         for text in [&requests.acquire, &requests.renew] {

@@ -398,3 +398,56 @@ async fn each_lease_operation_is_one_round_trip_through_the_pool() {
         );
     }
 }
+
+/// The parked entries through the pool: each operation one statement, so the caller waits for
+/// one exchange, as the crate doc's table says.
+#[tokio::test(flavor = "current_thread")]
+async fn each_parked_operation_is_one_round_trip_through_the_pool() {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    let proxy = proxy().await;
+    let store = pooled_through(&proxy).await;
+    let group = fresh_group("round-trips-parked");
+    // Warm-up, so every statement is prepared on the pool's one connection.
+    let warm = ParkedEntry::new("warm", 0, 1, "boom", 1);
+    store.park(&group, &warm).await.unwrap();
+    settle().await;
+    store.parked(&group).await.unwrap();
+    settle().await;
+    store.retry_parked(&group, "warm", 0, 1).await.unwrap();
+    settle().await;
+    store.unpark(&group, "warm", 0, 1).await.unwrap();
+    settle().await;
+    let connections = proxy.connections();
+
+    let mut measured = Vec::new();
+    macro_rules! measure {
+        ($name:expr, $call:expr) => {{
+            proxy.reset();
+            let result = $call.await;
+            measured.push(($name, proxy.round_trips()));
+            settle().await;
+            result
+        }};
+    }
+    let entry = ParkedEntry::new("s", 3, 41, "no such customer", 5);
+    measure!("park", store.park(&group, &entry)).unwrap();
+    measure!("park again", store.park(&group, &entry)).unwrap();
+    let parked = measure!("parked", store.parked(&group)).unwrap();
+    assert_eq!(parked, [entry]);
+    assert!(measure!("retry_parked", store.retry_parked(&group, "s", 3, 41)).unwrap());
+    assert!(measure!("unpark", store.unpark(&group, "s", 3, 41)).unwrap());
+    assert!(!measure!("unpark of none", store.unpark(&group, "s", 3, 41)).unwrap());
+    println!("round trips of the parked entries (waited for): {measured:?}");
+    assert_eq!(
+        proxy.connections(),
+        connections,
+        "the measured calls opened new connections, so the counts include handshakes"
+    );
+    for (operation, got) in measured {
+        assert_eq!(
+            got, 1,
+            "{operation}: the caller waited for {got} round trips"
+        );
+    }
+}

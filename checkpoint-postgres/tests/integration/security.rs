@@ -91,7 +91,9 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
          REVOKE ALL ON checkpoints_leases FROM {RUNTIME_ROLE}; \
          GRANT SELECT, INSERT, UPDATE ON checkpoints_leases TO {RUNTIME_ROLE}; \
          REVOKE ALL ON checkpoints_owners FROM {RUNTIME_ROLE}; \
-         GRANT SELECT, INSERT, UPDATE ON checkpoints_owners TO {RUNTIME_ROLE};"
+         GRANT SELECT, INSERT, UPDATE ON checkpoints_owners TO {RUNTIME_ROLE}; \
+         REVOKE ALL ON checkpoints_parked FROM {RUNTIME_ROLE}; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON checkpoints_parked TO {RUNTIME_ROLE};"
     )))
     .execute(&mut *transaction)
     .await
@@ -109,6 +111,11 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
         ("checkpoints_retired", &["SELECT"][..]),
         ("checkpoints_leases", &["INSERT", "SELECT", "UPDATE"][..]),
         ("checkpoints_owners", &["INSERT", "SELECT", "UPDATE"][..]),
+        // A subscription removes an entry it retried with success.
+        (
+            "checkpoints_parked",
+            &["DELETE", "INSERT", "SELECT", "UPDATE"][..],
+        ),
     ] {
         let privileges: Vec<String> = sqlx::query_scalar(
             "SELECT privilege_type::text FROM information_schema.role_table_grants \
@@ -567,7 +574,8 @@ async fn select_insert_update_are_the_only_privileges_needed() {
 
     owner.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\"; \
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
+             \"{table}_parked\"; \
          DROP ROLE {role}; DROP ROLE {limited_role};"
     ))
     .await;
@@ -619,7 +627,8 @@ async fn the_operator_privileges_run_every_admin_operation() {
     .await;
     owner.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\"; \
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
+             \"{table}_parked\"; \
          DROP ROLE {role};"
     ))
     .await;

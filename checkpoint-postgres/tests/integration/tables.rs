@@ -196,6 +196,45 @@ async fn migrate_adds_the_lease_tables_to_an_older_deployment() {
     support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
 }
 
+/// A deployment made before the parked entries (every other table there) gets their table
+/// from its next `migrate`, its checkpoints and leases untouched; and parking works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_adds_the_parked_table_to_an_older_deployment() {
+    use checkpoint_core::LeaseStore;
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+    use std::time::Duration;
+
+    let schema = support::unique_ident("unparked_schema");
+    let store = support::store()
+        .await
+        .with_table(&format!("{schema}.checkpoints"))
+        .unwrap();
+    store.migrate().await.unwrap();
+    // What the previous version created: no parked entries' table.
+    support::admin_sql(format!("DROP TABLE \"{schema}\".checkpoints_parked")).await;
+    let group = fresh_group("unparked-deployment");
+    store.save(&group, "s", 0, 42).await.unwrap();
+    let duration = Duration::from_secs(30);
+    store
+        .acquire(&group, "s", "w", &[0], duration)
+        .await
+        .unwrap();
+    let entry = ParkedEntry::new("s", 0, 41, "boom", 2);
+    assert!(
+        store.park(&group, &entry).await.is_err(),
+        "the parked entries' table is missing"
+    );
+
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap(); // idempotent
+    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(42));
+    let renewed = store.renew(&group, "s", "w", duration).await.unwrap();
+    assert_eq!((renewed.len(), renewed[0].epoch), (1, 1));
+    store.park(&group, &entry).await.unwrap();
+    assert_eq!(store.parked(&group).await.unwrap(), [entry]);
+    support::admin_sql(format!("DROP SCHEMA \"{schema}\" CASCADE")).await;
+}
+
 /// A deployment whose lease tables have the first, unreleased layout (an expiry per lease, no
 /// generations, no index by owner) is upgraded by `migrate`, twice without harm: a lease live
 /// at that moment stays held by its owner under its epoch, an expired one is free, and every

@@ -247,3 +247,58 @@ async fn advance_of_an_absent_checkpoint_is_moved_to_none() {
         "{result:?}"
     );
 }
+
+/// Whether the pool's only connection runs statements inside a transaction left open:
+/// `now()` is the transaction's start, so two reads apart in time agree only then.
+async fn inside_a_leftover_transaction(pool: &sqlx::PgPool) -> bool {
+    // Microseconds since the epoch, as a bigint: no time type needed on the client.
+    const NOW: &str = "SELECT (extract(epoch FROM now()) * 1e6)::bigint";
+    let first: i64 = sqlx::query_scalar(NOW).fetch_one(pool).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second: i64 = sqlx::query_scalar(NOW).fetch_one(pool).await.unwrap();
+    first == second
+}
+
+/// A `begin_transaction` cancelled while its `BEGIN` is on the wire (a task aborted, a
+/// `select!` or a timeout around it: the subscription's reader drops its batch when the
+/// lease is lost) must not leave the pool's connection inside a transaction nobody ends:
+/// the next borrower's statements would run in it and hold their locks for ever (every
+/// lease request of the group then waits on them). sqlx 0.9.0 did, on PostgreSQL; 0.9.1
+/// rolls it back. Cancelled after each number of polls from 1 to 50 (with a yield between
+/// them), so that one of them lands in the window whatever the pool's own steps take: on
+/// 0.9.0 the second did, and the test failed there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_begin_cancelled_on_the_wire_leaves_no_transaction_on_the_pool() {
+    use checkpoint_core::transactional::TransactionalStore;
+    use std::future::Future;
+    use std::task::{Context, Poll};
+
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(support::connect_options())
+        .await
+        .unwrap();
+    let store = checkpoint_postgres::PostgresCheckpointStore::new(pool.clone());
+    for polls in 1..=50 {
+        let mut begin = Box::pin(store.begin_transaction());
+        let waker = std::task::Waker::noop();
+        let mut context = Context::from_waker(waker);
+        let mut ended = false;
+        for _ in 0..polls {
+            if let Poll::Ready(result) = begin.as_mut().poll(&mut context) {
+                // Begun before the cancel: a plain drop of a Transaction, not this case.
+                drop(result.unwrap());
+                ended = true;
+                break;
+            }
+            // Let the pool's tasks and the socket's bytes move between polls.
+            tokio::task::yield_now().await;
+        }
+        drop(begin);
+        assert!(
+            !inside_a_leftover_transaction(&pool).await,
+            "after a begin cancelled at poll {polls} (begun: {ended}), the pool's connection \
+             runs statements inside a transaction nobody ends"
+        );
+    }
+}

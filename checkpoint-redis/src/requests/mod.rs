@@ -7,6 +7,8 @@
 //! - [`admin`]: the operations API's writes and `retired`.
 //! - [`lease`]: the lease scripts, `acquire`, `renew`, `release`, `leave`, `leases`,
 //!   `request_handover`.
+//! - [`parked`](mod@parked): parked entries, `park` (`HSET`), `parked` (`HLEN`, then `HGETALL`
+//!   or `HSCAN`), `retry_parked` (a script) and `unpark` (`HDEL`).
 //! - [`groups`](mod@groups): the `SCAN` of the store's keys, on every master of a cluster.
 //! - [`scripts`]: how a Lua script of `lua/` runs: `EVALSHA`, `EVAL` of its source when the
 //!   server lost its script cache, several calls pipelined, and the replica acknowledgement's
@@ -18,12 +20,14 @@ mod admin;
 mod checkpoints;
 mod groups;
 mod lease;
+mod parked;
 mod scripts;
 
 pub(crate) use admin::{purge, retire, retired_names, start_at};
 pub(crate) use checkpoints::{SAVE_SCRIPT, advance, claim, list, load, save, save_all};
 pub(crate) use groups::groups;
 pub(crate) use lease::{LeaseNames, acquire, leases, leave, release, renew, request_handover};
+pub(crate) use parked::{park, parked, retry_parked, unpark};
 pub(crate) use scripts::ReplicaAck;
 
 /// The commands the store sends (`EVALSHA`, `EVAL` after the server lost its script cache,
@@ -39,6 +43,9 @@ pub(crate) use scripts::ReplicaAck;
 /// Then those the lease scripts call beyond these (they call `HGETALL` too): `TIME` (the
 /// server's clock), `ZADD`, `ZREM`, `ZRANGEBYLEX` and `ZREMRANGEBYLEX` (`purge` clears the
 /// lease keys with these and `HDEL`, without `DEL`).
+///
+/// Parked entries need none more: `HSET`, `HLEN`, `HGETALL`, `HSCAN` and `HDEL` are listed,
+/// and their script calls `HGET` and `HSET`.
 pub(crate) const COMMAND_RULES: [&str; 20] = [
     "+evalsha",
     "+eval",

@@ -185,6 +185,29 @@ impl ScriptCall {
     }
 }
 
+/// One command of the store's own (not a script) and, when `ack` asks for it, `WAIT` in the
+/// same pipeline (`[command, WAIT …]`): one round trip either way, as for a script.
+pub(crate) async fn query_acknowledged<T, C>(
+    command: Cmd,
+    connection: &mut C,
+    ack: Option<ReplicaAck>,
+) -> RedisResult<(T, Acknowledged)>
+where
+    T: FromRedisValue,
+    C: ConnectionLike,
+{
+    if ack.is_none() {
+        return Ok((command.query_async(connection).await?, Acknowledged(None)));
+    }
+    let (mut replies, waited) = send_pipeline(std::iter::once(command), connection, ack).await?;
+    let reply = replies.pop().ok_or_else(missing_reply)??;
+    let acknowledged = waited.map(acknowledged_count).transpose()?;
+    Ok((
+        redis::from_redis_value(reply)?,
+        Acknowledged(ack.zip(acknowledged)),
+    ))
+}
+
 fn is_noscript(error: &RedisError) -> bool {
     error.kind() == ErrorKind::Server(ServerErrorKind::NoScript)
 }

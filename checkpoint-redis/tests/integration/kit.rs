@@ -1,6 +1,6 @@
 //! The conformance kit over this store, against one Redis server (`single`) and against a
-//! Redis Cluster (`cluster`): every clause of the contract, of the operations API and of leases,
-//! one test each.
+//! Redis Cluster (`cluster`): every clause of the contract, of the operations API, of leases
+//! and of parked entries, one test each.
 
 /// Everything against one Redis server.
 mod single {
@@ -15,6 +15,9 @@ mod single {
     }
     mod leases {
         checkpoint_conformance::lease_store_tests!(crate::support::single_store);
+    }
+    mod parked {
+        checkpoint_conformance::parked_store_tests!(crate::support::single_store);
     }
 }
 
@@ -31,5 +34,8 @@ mod cluster {
     }
     mod leases {
         checkpoint_conformance::lease_store_tests!(crate::support::cluster_store);
+    }
+    mod parked {
+        checkpoint_conformance::parked_store_tests!(crate::support::cluster_store);
     }
 }

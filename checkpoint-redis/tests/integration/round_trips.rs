@@ -333,3 +333,64 @@ async fn lease_writes_with_replica_ack_are_one_round_trip() {
     count!("release with WAIT", store.release(&group, "s", "b", &[7]));
     count!("leave with WAIT", store.leave(&group, "s", "b"));
 }
+
+/// Round trips of every parked-entry operation, counted on the wire after a warm-up, as the
+/// crate doc's "Parked entries" section states: one command or script call each (`parked` of a
+/// non-empty group: `HLEN`, then `HGETALL`), and no more with a replica acknowledgement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_per_parked_operation() {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    let (store, proxy) = counted_store().await;
+    let group = fresh_group("redis-parked-round-trips");
+    let entry = ParkedEntry::new("s", 3, 41, "no such customer", 5);
+    // Warm-up: the script once, so the server has it cached (an EVALSHA hit).
+    store
+        .retry_parked(&group, "warm", 0, 0)
+        .await
+        .expect("retry_parked");
+
+    let mut measured = Vec::new();
+    macro_rules! count {
+        ($name:literal, $expected:expr, $operation:expr) => {{
+            proxy.reset();
+            let result = $operation.await.expect($name);
+            let round_trips = proxy.round_trips();
+            measured.push(($name, round_trips));
+            assert_eq!(round_trips, $expected, "round trips of {}", $name);
+            result
+        }};
+    }
+    let empty = fresh_group("redis-parked-round-trips-empty");
+    assert!(count!("parked, empty group", 1, store.parked(&empty)).is_empty());
+    count!("park", 1, store.park(&group, &entry));
+    assert!(count!(
+        "retry_parked",
+        1,
+        store.retry_parked(&group, "s", 3, 41)
+    ));
+    let parked = count!("parked", 2, store.parked(&group));
+    assert!(parked[0].retry_requested, "{parked:?}");
+    assert!(count!("unpark", 1, store.unpark(&group, "s", 3, 41)));
+
+    let acked = store
+        .clone()
+        .with_replica_ack(0, Duration::from_millis(100));
+    count!("park with WAIT", 1, acked.park(&group, &entry));
+    assert!(count!(
+        "retry_parked with WAIT",
+        1,
+        acked.retry_parked(&group, "s", 3, 41)
+    ));
+    assert!(count!(
+        "unpark with WAIT",
+        1,
+        acked.unpark(&group, "s", 3, 41)
+    ));
+    assert!(!count!(
+        "unpark with WAIT, not parked",
+        1,
+        acked.unpark(&group, "s", 3, 41)
+    ));
+    eprintln!("round trips per parked operation: {measured:?}");
+}

@@ -184,9 +184,9 @@ async fn an_acl_user_runs_every_operation_without_a_refusal() {
     acl.assert_nothing_refused().await;
 }
 
-/// The whole conformance kit, the operations API's and the leases' cases included, runs as the limited user
-/// without a single refusal in the server's ACL log; but for the concurrent histories, which
-/// send the same commands as the cases, many times over.
+/// The whole conformance kit, the operations API's, the leases' and the parked entries' cases
+/// included, runs as the limited user without a single refusal in the server's ACL log; but for
+/// the concurrent histories, which send the same commands as the cases, many times over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_acl_user_passes_the_conformance_kit_without_a_refusal() {
     let acl = AclServer::start().await;
@@ -247,6 +247,23 @@ async fn an_acl_user_passes_the_conformance_kit_without_a_refusal() {
         concurrent_acquirers_each_partition_goes_to_one
         a_release_racing_a_handover_request_releases
         an_expired_lease_goes_to_a_taker_racing_its_former_holder
+    );
+    macro_rules! parked_cases {
+        ($($case:ident)*) => {$(
+            if let Err(failure) = checkpoint_conformance::cases::$case(&store).await {
+                panic!("{} under the ACL user: {failure}", stringify!($case));
+            }
+        )*};
+    }
+    // Every parked-entry case: they need no command beyond the documented rules.
+    parked_cases!(
+        parked_entries_are_listed_sorted
+        parking_again_replaces_the_record
+        retry_parked_marks_only_that_entry
+        unpark_removes_only_that_entry
+        parked_groups_are_separate
+        parked_extremes_round_trip
+        parked_invalid_inputs_are_rejected
     );
     acl.assert_nothing_refused().await;
 }

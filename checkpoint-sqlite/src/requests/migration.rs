@@ -1,5 +1,5 @@
-//! The migration: the checkpoint table, its tombstone table and the lease tables created in one
-//! transaction, each unless it exists.
+//! The migration: the checkpoint table, its tombstone table, the lease tables and the parked
+//! entries' table created in one transaction, each unless it exists.
 
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;

@@ -7,6 +7,7 @@
 //! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
 //!   transactions;
 //! - [`lease`]: [`LeaseStore`](checkpoint_core::LeaseStore)'s transactions;
+//! - [`parked`]: [`ParkedStore`](checkpoint_core::parked::ParkedStore)'s statements, one each;
 //! - [`migration`]: the transaction that creates the tables.
 //!
 //! The statements live in `sql/*.sql` beside the crate with a `{table}` placeholder. The table
@@ -17,6 +18,7 @@ mod admin;
 mod hot_path;
 mod lease;
 mod migration;
+mod parked;
 
 use std::sync::Arc;
 
@@ -32,7 +34,8 @@ pub(crate) use lease::LeaseKey;
 /// Every statement of the store, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
-    /// `sql/schema.sql` (the checkpoint table, its tombstone table and the lease tables), which
+    /// `sql/schema.sql` (the checkpoint table, its tombstone table, the lease tables and the
+    /// parked entries' table), which
     /// [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
     create_table: Arc<str>,
     list: Arc<str>,
@@ -51,6 +54,17 @@ pub(crate) struct Requests {
     purge_leases: Arc<str>,
     purge_lease_owners: Arc<str>,
     lease: LeaseRequests,
+    parked: ParkedRequests,
+}
+
+/// The statements of the parked entries (`sql/park.sql`, `parked.sql`, `retry_parked.sql`,
+/// `unpark.sql`).
+#[derive(Debug)]
+struct ParkedRequests {
+    park: Arc<str>,
+    list: Arc<str>,
+    retry: Arc<str>,
+    unpark: Arc<str>,
 }
 
 /// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
@@ -77,6 +91,7 @@ impl Requests {
         let leases = table.leases_quoted();
         let lease_owners = table.lease_owners_quoted();
         let leases_by_owner = table.leases_by_owner_quoted();
+        let parked = table.parked_quoted();
         let build = |template: &str| -> Arc<str> {
             template
                 .replace("{table}", &quoted)
@@ -84,6 +99,7 @@ impl Requests {
                 .replace("{leases_by_owner}", &leases_by_owner)
                 .replace("{leases}", &leases)
                 .replace("{lease_owners}", &lease_owners)
+                .replace("{parked}", &parked)
                 .into()
         };
         Self {
@@ -115,6 +131,12 @@ impl Requests {
                 handover: build(include_str!("../../sql/lease_handover.sql")),
                 leases: build(include_str!("../../sql/leases.sql")),
                 owners: build(include_str!("../../sql/lease_owners.sql")),
+            },
+            parked: ParkedRequests {
+                park: build(include_str!("../../sql/park.sql")),
+                list: build(include_str!("../../sql/parked.sql")),
+                retry: build(include_str!("../../sql/retry_parked.sql")),
+                unpark: build(include_str!("../../sql/unpark.sql")),
             },
         }
     }
@@ -287,6 +309,17 @@ mod tests {
         );
         assert!(lease.clock.contains("\"my_table_retired\""));
         for statement in [&lease.clock, &lease.grant, &lease.leases, &lease.owners] {
+            assert!(!statement.contains('{'), "{statement}");
+        }
+        let parked = &requests.parked;
+        for statement in [
+            &requests.create_table,
+            &parked.park,
+            &parked.list,
+            &parked.retry,
+            &parked.unpark,
+        ] {
+            assert!(statement.contains("\"my_table_parked\""), "{statement}");
             assert!(!statement.contains('{'), "{statement}");
         }
     }

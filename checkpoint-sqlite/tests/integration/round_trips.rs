@@ -235,3 +235,29 @@ async fn purge_deletes_the_leases_in_its_transaction() {
         .expect("acquire");
     assert_eq!(acquired.granted[0].epoch, 1, "the epochs start anew");
 }
+
+/// Each parked-entry operation is one statement in autocommit mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_parked_operation_is_one_statement() {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    let counted = Counted::new().await;
+    let store = &counted.store;
+    let entry = ParkedEntry::new("s", 3, 41, "no such customer", 5);
+    for _ in 0..2 {
+        let (statements, parked) = counted.count(store.park("g", &entry)).await;
+        parked.expect("park");
+        assert_eq!(statements, 1, "park");
+    }
+    let (statements, parked) = counted.count(store.parked("g")).await;
+    assert_eq!(parked.expect("parked"), std::slice::from_ref(&entry));
+    assert_eq!(statements, 1, "parked");
+    let (statements, found) = counted.count(store.retry_parked("g", "s", 3, 41)).await;
+    assert!(found.expect("retry_parked"));
+    assert_eq!(statements, 1, "retry_parked");
+    for found in [true, false] {
+        let (statements, unparked) = counted.count(store.unpark("g", "s", 3, 41)).await;
+        assert_eq!(unparked.expect("unpark"), found);
+        assert_eq!(statements, 1, "unpark");
+    }
+}

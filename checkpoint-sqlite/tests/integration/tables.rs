@@ -67,17 +67,19 @@ async fn custom_tables_are_separate_and_keywords_work() {
             .fetch_all(default.pool())
             .await
             .expect("tables");
-    // Each with its tombstone table and its two lease tables.
+    // Each with its tombstone table, its two lease tables and its parked entries' table.
     assert_eq!(
         tables,
         [
             "checkpoints",
             "checkpoints_lease_owners",
             "checkpoints_leases",
+            "checkpoints_parked",
             "checkpoints_retired",
             "order",
             "order_lease_owners",
             "order_leases",
+            "order_parked",
             "order_retired"
         ]
     );
@@ -134,4 +136,39 @@ async fn migrate_adds_the_lease_tables_to_an_older_file() {
             .await,
         Err(Error::Retired { .. })
     ));
+}
+
+/// A file made by the version before parked entries (every other table there) gets their
+/// table from the next `migrate`, its checkpoints and leases kept; and parking works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_adds_the_parked_table_to_an_older_file() {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    let db = TempDb::new();
+    let store = db.store().await;
+    // What the previous version created: no parked entries' table.
+    sqlx::query("DROP TABLE \"checkpoints_parked\"")
+        .execute(store.pool())
+        .await
+        .expect("drop the parked entries' table");
+    store.save("g", "s", 0, 42).await.expect("save");
+    let lease = Duration::from_secs(30);
+    store
+        .acquire("g", "s", "w", &[0], lease)
+        .await
+        .expect("acquire");
+    let entry = ParkedEntry::new("s", 0, 41, "boom", 2);
+    let error = store
+        .park("g", &entry)
+        .await
+        .expect_err("no parked entries' table before migrate");
+    assert!(!error.is_retryable(), "{error:?}");
+
+    store.migrate().await.expect("migrate");
+    store.migrate().await.expect("migrate is idempotent");
+    assert_eq!(store.load("g", "s", 0).await.expect("load"), Some(42));
+    let renewed = store.renew("g", "s", "w", lease).await.expect("renew");
+    assert_eq!((renewed.len(), renewed[0].epoch), (1, 1));
+    store.park("g", &entry).await.expect("park after migrate");
+    assert_eq!(store.parked("g").await.expect("parked"), [entry]);
 }
