@@ -102,8 +102,9 @@ impl CommitterBuilder {
     }
 
     /// The longest wait between attempts after failed writes. After the n-th failure in a row
-    /// the committer waits `interval × 2ⁿ`, at most this long, before it writes again (ticks in
-    /// between do nothing). Default [`DEFAULT_MAX_BACKOFF`], or the interval when that is
+    /// the committer waits between half of `interval × 2ⁿ` (capped at this) and all of it,
+    /// drawn at random so that committers failed by one outage do not retry in step, and never
+    /// less than the interval, before it writes again (ticks in between do nothing). Default [`DEFAULT_MAX_BACKOFF`], or the interval when that is
     /// longer; must be at least the interval.
     pub fn max_backoff(mut self, max_backoff: Duration) -> Self {
         self.settings.max_backoff = max_backoff;

@@ -72,8 +72,10 @@
 //! Every [interval](CommitterBuilder::interval), one `save_all` of every partition whose
 //! gap-free position moved past what this committer last wrote (or resumed at); no write when
 //! nothing moved. A failed write, retryable or not, loses nothing: the positions stay held and
-//! are written by a later tick, after a backoff (`interval × 2ⁿ` after the n-th failure in a
-//! row, at most [`max_backoff`](CommitterBuilder::max_backoff)). Each failure is logged with
+//! are written by a later tick, after a backoff (after the n-th failure in a row, a random
+//! wait between half and all of `interval × 2ⁿ` capped at
+//! [`max_backoff`](CommitterBuilder::max_backoff), never below the interval: the workspace's
+//! one [`Backoff`](checkpoint_core::backoff::Backoff) with equal jitter). Each failure is logged with
 //! `tracing` at WARN, passed to the [`on_error`](CommitterBuilder::on_error) callback and kept in
 //! [`PartitionStats::last_error`]. Writes never overlap, so what one committer writes for a
 //! partition never goes backwards; across owners the store's monotonic `save` does the rest.
@@ -91,8 +93,8 @@
 //! and never grows. A held entry takes a 16-byte slot (its position and its dispatch time) in a
 //! per-partition ring buffer that grows by doubling and gives memory back when a quarter full,
 //! so it costs 16 to 32 bytes: `checkpoint-bench` measured 21 bytes per held entry with
-//! 100,000 held (2.1 MB), over 64 partitions or in one (see `BENCHMARKS.md`). A skipped entry
-//! costs nothing.
+//! 100,000 held (2.1 MB), over 64 partitions or in one (see `docs/performance.md`). A skipped
+//! entry costs nothing.
 //!
 //! # Ownership
 //!
@@ -145,6 +147,23 @@ pub use error::CommitterError;
 pub use partition::Partition;
 pub use stats::{CommitterStats, PartitionStats};
 pub use tracker::MAX_DISPATCH_POSITION;
+
+// Compile-time checks that the public handles stay `Send + Sync + 'static`: a committer and
+// its partition handles are shared by handlers in spawned tasks, held in an `Arc` and across
+// `.await` points in a multi-threaded runtime. A field that broke this (an `Rc`, a `RefCell`)
+// would otherwise surface only in a user's build.
+const _: () = {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    fn assert_all() {
+        assert_send_sync::<Committer>();
+        assert_send_sync::<CommitterBuilder>();
+        assert_send_sync::<Partition>();
+        assert_send_sync::<CommitterStats>();
+        assert_send_sync::<PartitionStats>();
+        assert_send_sync::<CommitterError>();
+    }
+    let _ = assert_all;
+};
 
 /// The README's examples, compiled and run as doc tests so they cannot rot.
 #[cfg(doctest)]
