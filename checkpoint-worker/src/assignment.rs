@@ -100,10 +100,7 @@ impl Assignment {
         if self.stop.borrow().is_some() {
             return false;
         }
-        self.shared
-            .settings
-            .mutated(crate::settings::Mutation::IgnoresTheDeadline)
-            || self.shared.deadline.holds_at(Instant::now())
+        self.shared.deadline.holds_at(Instant::now())
     }
 
     /// Whether the lease is still this worker's by its local deadline and was not lost, a
@@ -115,10 +112,7 @@ impl Assignment {
         if matches!(*self.stop.borrow(), Some(Stop::Lost)) {
             return false;
         }
-        self.shared
-            .settings
-            .mutated(crate::settings::Mutation::IgnoresTheDeadline)
-            || self.shared.deadline.holds_at(Instant::now())
+        self.shared.deadline.holds_at(Instant::now())
     }
 
     /// The stop signalled so far, if any (no waiting).

@@ -9,7 +9,7 @@ use checkpoint_core::lease::{MAX_LEASE_PARTITIONS, safe_duration};
 use checkpoint_core::validation;
 
 use crate::keeper::Keeper;
-use crate::settings::{Mutation, Settings};
+use crate::settings::Settings;
 use crate::shared::Shared;
 use crate::{Assignments, Worker, WorkerError, WorkerStore};
 
@@ -37,7 +37,6 @@ pub struct WorkerBuilder {
     drain_timeout: Duration,
     start_position: u64,
     committer: Option<Committer>,
-    mutation: Option<Mutation>,
 }
 
 impl fmt::Debug for WorkerBuilder {
@@ -74,7 +73,6 @@ impl WorkerBuilder {
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             start_position: 0,
             committer: None,
-            mutation: None,
         }
     }
 
@@ -124,14 +122,6 @@ impl WorkerBuilder {
     /// and shuts down with itself. A committer given here is not shut down by the worker.
     pub fn committer(mut self, committer: Committer) -> Self {
         self.committer = Some(committer);
-        self
-    }
-
-    /// Plants a defect (the model test proves it catches each).
-    #[cfg(feature = "test-hooks")]
-    #[doc(hidden)]
-    pub fn mutation(mut self, mutation: Mutation) -> Self {
-        self.mutation = Some(mutation);
         self
     }
 
@@ -222,7 +212,6 @@ impl WorkerBuilder {
             renew_interval,
             drain_timeout: self.drain_timeout,
             start_position: self.start_position,
-            mutation: self.mutation,
         })
     }
 }
@@ -230,18 +219,5 @@ impl WorkerBuilder {
 /// `worker-{pid}-{random}`: unique per process start, so that a restarted worker never reuses
 /// the id of its previous run.
 fn default_worker_id() -> String {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_nanos())
-            .unwrap_or_default(),
-    );
-    format!(
-        "worker-{}-{:08x}",
-        std::process::id(),
-        hasher.finish() as u32
-    )
+    format!("worker-{}-{:08x}", std::process::id(), fastrand::u32(..))
 }

@@ -9,6 +9,10 @@
 //! [`Stop::Lost`] (stop at once). It runs over any store that keeps the checkpoint and the
 //! lease contracts (`CONTRACT.md`): the workspace's, or yours.
 //!
+//! This is the loop-of-your-own layer. To write only a handler over a log (reads from each
+//! checkpoint, retries, poison entries, lag, exactly-once transactional handlers), use
+//! `checkpoint-subscription`, which runs this worker underneath.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -153,9 +157,29 @@ pub use builder::{
     DEFAULT_DRAIN_TIMEOUT, DEFAULT_LEASE_DURATION, DEFAULT_RENEWS_PER_LEASE, WorkerBuilder,
 };
 pub use error::WorkerError;
-#[doc(hidden)]
-pub use settings::Mutation;
 pub use stats::WorkerStats;
 pub use store::WorkerStore;
 pub use view::HeldPartition;
 pub use worker::{Assignments, Worker};
+
+// Compile-time checks that the public handles stay `Send + Sync + 'static`: applications hold
+// a worker in an `Arc` or a `static`, move assignments into spawned tasks, and keep any of
+// them across `.await` points in a multi-threaded runtime. A field that broke this (an `Rc`, a
+// `RefCell`, a std guard) would otherwise surface only in a user's build. `Assignments` is
+// also `Unpin`, so `StreamExt::next` works on it without pinning.
+const _: () = {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    fn assert_unpin<T: Unpin>() {}
+    fn assert_all() {
+        assert_send_sync::<Worker>();
+        assert_send_sync::<WorkerBuilder>();
+        assert_send_sync::<Assignment>();
+        assert_send_sync::<Assignments>();
+        assert_unpin::<Assignments>();
+        assert_send_sync::<Stop>();
+        assert_send_sync::<WorkerStats>();
+        assert_send_sync::<HeldPartition>();
+        assert_send_sync::<WorkerError>();
+    }
+    let _ = assert_all;
+};

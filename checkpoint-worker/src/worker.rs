@@ -1,10 +1,13 @@
 //! The worker handle and the stream of assignments.
 
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 
 use checkpoint_committer::Committer;
+use futures_util::Stream;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::event::Event;
@@ -136,6 +139,11 @@ impl Worker {
 
 /// The partitions handed to the application, as the worker acquires them: from
 /// [`WorkerBuilder::start`]. Ends after the worker shut down.
+///
+/// Read it with the inherent [`next`](Self::next), or as a [`Stream`] of [`Assignment`]s
+/// (with `StreamExt`'s combinators: `for_each_concurrent`, `take`, a `select` beside other
+/// streams). Both read the same queue: an assignment is yielded once, by whichever is polled.
+/// Once it has yielded `None` it yields `None` again on every poll.
 #[derive(Debug)]
 pub struct Assignments {
     pub(crate) receiver: mpsc::UnboundedReceiver<Assignment>,
@@ -143,7 +151,21 @@ pub struct Assignments {
 
 impl Assignments {
     /// The next partition acquired, or `None` once the worker has stopped.
+    ///
+    /// The same as the [`Stream`] implementation's `StreamExt::next`, without importing the
+    /// trait (an inherent method wins over the trait's, so either import works). Cancel safe:
+    /// dropped in a `select!` before it resolved, it loses no assignment.
     pub async fn next(&mut self) -> Option<Assignment> {
         self.receiver.recv().await
+    }
+}
+
+/// The stream of [`Assignments`]: each partition acquired, then the end once the worker has
+/// stopped.
+impl Stream for Assignments {
+    type Item = Assignment;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Assignment>> {
+        self.receiver.poll_recv(cx)
     }
 }

@@ -14,7 +14,6 @@ use tokio::time::Instant;
 
 use super::Keeper;
 use crate::Stop;
-use crate::settings::Mutation;
 use crate::shared::{Counters, Shared};
 
 impl Keeper {
@@ -55,16 +54,6 @@ impl Keeper {
             ready.push((partition, held.epoch));
         }
         if ready.is_empty() {
-            return;
-        }
-        if self.mutated(Mutation::ReleasesBeforeTheFinalWrite) {
-            let partitions: Vec<u32> = ready.iter().map(|&(partition, _)| partition).collect();
-            for partition in &partitions {
-                self.held.remove(partition);
-            }
-            let released = self.release_leases(&partitions).await;
-            Counters::add(&self.shared.counters.handovers_out, released);
-            tokio::spawn(final_writes(Arc::clone(&self.shared), ready));
             return;
         }
         self.writing

@@ -23,7 +23,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::event::Event;
-use crate::settings::Mutation;
 use crate::shared::{Counters, Shared};
 use crate::view::{HeldPartition, View};
 use crate::{Assignment, Assignments, Stop, WorkerError};
@@ -206,10 +205,9 @@ impl Keeper {
         }
     }
 
-    /// The local deadline, when it protects anything (and the model's mutation does not ignore
-    /// it).
+    /// The local deadline, when it protects anything.
     fn watched_deadline(&self) -> Option<Instant> {
-        if self.held.is_empty() || self.mutated(Mutation::IgnoresTheDeadline) {
+        if self.held.is_empty() {
             return None;
         }
         self.shared.deadline.get()
@@ -273,10 +271,6 @@ impl Keeper {
 
     fn done_shutting_down(&self) -> bool {
         self.shutdown.is_some() && self.held.is_empty()
-    }
-
-    fn mutated(&self, mutation: Mutation) -> bool {
-        self.shared.settings.mutated(mutation)
     }
 
     /// Makes one store request, counted, bounded by the local deadline while leases are held

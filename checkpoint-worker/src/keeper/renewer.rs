@@ -15,7 +15,6 @@ use futures_util::stream::FuturesUnordered;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::settings::Mutation;
 use crate::shared::{Counters, Shared};
 
 /// Renews that may be in flight at once. A second one goes out when the first has not
@@ -212,11 +211,7 @@ async fn wait_past(mut rejoin: watch::Receiver<u64>, fenced_at: Option<u64>) -> 
 /// loses everything at the deadline, and an acquire's answer is checked against what was held).
 pub(super) fn request_bound(shared: &Shared) -> Instant {
     let now = Instant::now();
-    let deadline = if shared.settings.mutated(Mutation::IgnoresTheDeadline) {
-        None
-    } else {
-        shared.deadline.get().filter(|deadline| *deadline > now)
-    };
+    let deadline = shared.deadline.get().filter(|deadline| *deadline > now);
     deadline.unwrap_or(now + shared.settings.lease_duration)
 }
 
@@ -224,10 +219,7 @@ pub(super) fn request_bound(shared: &Shared) -> Instant {
 /// a renew that answers late does not undo a later one).
 pub(super) fn extend(shared: &Shared, sent_at: Instant) {
     let duration = shared.settings.lease_duration;
-    let deadline = if shared.settings.mutated(Mutation::TrustsTheServerDuration) {
-        Instant::now() + duration
-    } else {
-        sent_at + checkpoint_core::lease::safe_duration(duration)
-    };
-    shared.deadline.extend(deadline);
+    shared
+        .deadline
+        .extend(sent_at + checkpoint_core::lease::safe_duration(duration));
 }

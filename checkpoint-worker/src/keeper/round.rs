@@ -7,7 +7,6 @@ use tokio::time::Instant;
 
 use super::{Keeper, renewer};
 use crate::balance::{self, Me};
-use crate::settings::Mutation;
 use crate::shared::Counters;
 
 impl Keeper {
@@ -21,14 +20,7 @@ impl Keeper {
         let Some(table) = self.read_table().await else {
             return true;
         };
-        let live_before = self.live_workers;
         self.observe(&table);
-        if self.mutated(Mutation::EagerRebalance) && live_before != self.live_workers {
-            let partitions: Vec<u32> = self.held.keys().copied().collect();
-            for partition in partitions {
-                self.hand_over(partition, "the live workers changed (eager rebalance)");
-            }
-        }
         if self.cold_start(&table) {
             return false;
         }
@@ -229,16 +221,7 @@ impl Keeper {
             leaving: &leaving,
             requested: &self.requested,
         };
-        let mut plan = balance::plan(me, table, self.rotation);
-        if self.mutated(Mutation::ClaimsEverything) {
-            plan.claim = (0..self.shared.partitions)
-                .filter(|p| self.unowned_since.contains_key(p))
-                .collect();
-        }
-        if self.mutated(Mutation::NeverAsks) {
-            plan.ask.clear();
-        }
-        plan
+        balance::plan(me, table, self.rotation)
     }
 
     /// Acquires free partitions (which renews everything too) and starts their assignments.

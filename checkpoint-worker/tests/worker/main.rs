@@ -5,3 +5,4 @@ mod dynamodb;
 mod exported;
 mod model;
 mod network;
+mod requests;

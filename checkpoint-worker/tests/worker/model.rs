@@ -2,8 +2,9 @@
 //! (joins, graceful leaves, crashes, pauses past the deadline, failing and slow stores, stores
 //! lagging beyond the renew interval, slow and hanging checkpoint writes), on
 //! tokio's paused clock over the in-memory store, with the invariants of [`checker`] checked at
-//! every tick of virtual time; and, in [`teeth`], each planted defect caught by the invariant
-//! it breaks.
+//! every tick of virtual time; and, in [`scenarios`], deterministic histories aimed at one
+//! defect each (mutation testing, `scripts/mutants.sh`, shows what they and the random
+//! histories catch).
 //!
 //! `CHECKPOINT_WORKER_HISTORIES` sets the number of histories (default 160: about 55 s of the
 //! dev profile on two cores), `CHECKPOINT_SEED` replays a failing run's histories (the order
@@ -14,8 +15,8 @@ mod app;
 mod checker;
 mod history;
 pub(crate) mod record;
+mod scenarios;
 pub(crate) mod store;
-mod teeth;
 mod world;
 
 use proptest::strategy::{Strategy, ValueTree};
@@ -45,7 +46,7 @@ fn rand_seed() -> u64 {
 }
 
 fn run_case(history: &History) -> Result<(), String> {
-    let outcome = play(history, None);
+    let outcome = play(history);
     if outcome.violations.is_empty() {
         Ok(())
     } else {
@@ -71,7 +72,7 @@ fn workers_keep_their_promises() {
     let mut exercised = checker::Exercised::default();
     for case in 0..cases {
         let mut tree = strategy.new_tree(&mut runner).unwrap();
-        let outcome = play(&tree.current(), None);
+        let outcome = play(&tree.current());
         if outcome.violations.is_empty() {
             exercised += outcome.exercised;
             continue;

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use checkpoint_worker::Mutation;
 use proptest::prelude::*;
 
 use super::checker::{Exercised, STABLE_AFTER, Violation};
@@ -103,14 +102,14 @@ pub struct Outcome {
 
 /// Plays `history` on a fresh current-thread runtime with a paused clock, then lets the
 /// workers settle (so the last state is checked stable).
-pub fn play(history: &History, mutation: Option<Mutation>) -> Outcome {
+pub fn play(history: &History) -> Outcome {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("a runtime")
         .block_on(async {
-            let mut world = World::new(history.partitions, mutation);
+            let mut world = World::new(history.partitions);
             for _ in 0..history.initial {
                 world.join();
             }

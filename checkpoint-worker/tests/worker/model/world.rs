@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use checkpoint_committer::Committer;
 use checkpoint_core::InMemoryCheckpointStore;
-use checkpoint_worker::{Mutation, Worker};
+use checkpoint_worker::Worker;
 use tokio::time::Instant;
 
 use super::app::{App, Registry};
@@ -52,20 +52,18 @@ pub struct World {
     record: Arc<Record>,
     registry: Arc<Registry>,
     partitions: u32,
-    mutation: Option<Mutation>,
     slots: Vec<Slot>,
     pub checker: Checker,
 }
 
 impl World {
-    pub fn new(partitions: u32, mutation: Option<Mutation>) -> Self {
+    pub fn new(partitions: u32) -> Self {
         let store = InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std());
         Self {
             store: Arc::new(store),
             record: Arc::default(),
             registry: Arc::default(),
             partitions,
-            mutation,
             slots: Vec::new(),
             checker: Checker::new(partitions),
         }
@@ -107,10 +105,6 @@ impl World {
             .lease_duration(LEASE_DURATION)
             .renew_interval(RENEW_INTERVAL)
             .drain_timeout(DRAIN_TIMEOUT);
-        let builder = match self.mutation {
-            Some(mutation) => builder.mutation(mutation),
-            None => builder,
-        };
         let (worker, assignments) = builder.start().expect("valid settings");
         let app = App {
             worker: index,

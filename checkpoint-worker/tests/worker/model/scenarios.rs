@@ -1,0 +1,156 @@
+//! Deterministic histories, each aimed at one way a lease keeper goes wrong: the correct
+//! worker plays every one of them without a violation. That they catch those defects is shown
+//! by mutation testing (`scripts/mutants.sh`, cargo-mutants over `src/keeper/` and
+//! `src/balance.rs`, results in `docs/mutants.md`), not by defects planted in the product.
+
+use super::checker::{STABLE_AFTER, Violation};
+use super::history::{Event, History, Step, play};
+
+/// Long enough for the state before the next event to be checked stable.
+fn settle() -> u64 {
+    STABLE_AFTER.as_millis() as u64 + 200
+}
+
+fn step(event: Event, wait_ms: u64) -> Step {
+    Step { event, wait_ms }
+}
+
+/// Plays `history` with the worker and asserts it keeps every promise; `aim` names the
+/// defect the history is built to expose and the invariant that would catch it.
+fn kept(history: &History, aim: &str) {
+    let outcome = play(history);
+    assert!(
+        outcome.violations.is_empty(),
+        "the worker breaks a promise in the history aimed at {aim}: {:#?}",
+        outcome.violations
+    );
+}
+
+/// A worker frozen past its local deadline: one that ignored the deadline would keep believing
+/// it holds its partitions while the other takes them over (two holders).
+#[test]
+fn a_worker_frozen_past_its_deadline_stops_believing_it_holds() {
+    let history = History {
+        partitions: 8,
+        initial: 2,
+        steps: vec![
+            // No latency: only a wait for the stable state.
+            step(Event::Slow(0, 0), settle()),
+            step(Event::Pause(0, 3_000), 3_500),
+        ],
+    };
+    kept(&history, "ignoring the local deadline (two holders)");
+}
+
+/// A slow reply (120 ms, longer than the other worker's renew interval) would lengthen the
+/// belief of a worker that counted its lease from the reply, past the store's expiry: when its
+/// renews fail, the other takes the partitions over while it still believes (two holders).
+#[test]
+fn a_slow_reply_does_not_lengthen_the_belief() {
+    let history = History {
+        partitions: 8,
+        initial: 2,
+        steps: vec![
+            step(Event::Slow(0, 120), settle()),
+            step(
+                Event::Fail {
+                    worker: 0,
+                    ms: 3_000,
+                    timeout: true,
+                },
+                3_500,
+            ),
+        ],
+    };
+    kept(&history, "counting the lease from the reply (two holders)");
+}
+
+/// A worker that joins a fully held subscription gets nothing unless it asks (unbalanced).
+#[test]
+fn a_joiner_of_a_fully_held_subscription_gets_its_share() {
+    let history = History {
+        partitions: 8,
+        initial: 2,
+        steps: vec![step(Event::Join, settle()), step(Event::Join, settle())],
+    };
+    kept(&history, "never asking an owner (unbalanced)");
+}
+
+/// An owner on a slow store (60 ms each way) hands partitions over to a worker that joins: one
+/// that released before its final write would let the joiner (looking again every few ms while
+/// it waits) acquire and load the checkpoint before that write lands (a handover not exact). A
+/// shutdown would not show it: the others claim only once the leaver has left.
+#[test]
+fn a_handover_on_a_slow_store_is_exact() {
+    let history = History {
+        partitions: 8,
+        initial: 2,
+        steps: vec![
+            step(Event::Slow(0, 60), settle()),
+            step(Event::Join, settle()),
+        ],
+    };
+    kept(
+        &history,
+        "releasing before the final write (handover not exact)",
+    );
+}
+
+/// Two workers, one on a slow store (40 ms each way): a fast one that claimed every free
+/// partition would hand over what the slow one asks for, then claim it back before the slow
+/// one's acquire lands, again at every request: they would never balance.
+#[test]
+fn a_worker_on_a_slow_store_still_gets_its_share() {
+    let history = History {
+        partitions: 12,
+        initial: 2,
+        steps: vec![step(Event::Slow(0, 40), settle())],
+    };
+    kept(&history, "claiming beyond the share (unbalanced)");
+}
+
+/// 64 partitions over five workers, then six, seven, eight: rebalanced eagerly (every worker
+/// handing everything over when the live workers change, like Kafka's eager protocol) the
+/// fleet would balance again, but a join would move far more than its share.
+#[test]
+fn each_join_moves_only_its_share() {
+    let history = History {
+        partitions: 64,
+        initial: 5,
+        steps: vec![
+            step(Event::Join, settle()),
+            step(Event::Join, settle()),
+            step(Event::Join, settle()),
+        ],
+    };
+    kept(&history, "eager rebalancing (a join moves too much)");
+}
+
+/// Invariant 2 (a crashed worker's partitions are taken over within the bound) shown able to
+/// fail on the correct worker: the survivor's store takes 100 ms each
+/// way, far beyond the 15 ms the allowance counts, so its round (renew, table, acquire, load)
+/// ends well after the bound.
+#[test]
+fn a_takeover_later_than_the_bound_is_caught() {
+    let history = History {
+        partitions: 8,
+        initial: 2,
+        steps: vec![
+            step(Event::Slow(1, 100), settle()),
+            step(Event::Crash(0), 3_000),
+        ],
+    };
+    let outcome = play(&history);
+    let late: Vec<String> = outcome
+        .violations
+        .iter()
+        .filter(|violation| matches!(violation, Violation::NotReowned { .. }))
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        !late.is_empty(),
+        "a late takeover was not caught: {:#?}",
+        outcome.violations
+    );
+    eprintln!("a late takeover caught: {}", late[0]);
+}
