@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use checkpoint_core::backoff::{Backoff, Jitter};
 use sqlx::PgPool;
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::watch;
@@ -25,6 +26,15 @@ pub const LISTENER_APPLICATION_NAME: &str = "checkpoint-source-postgres listener
 
 /// The longest pause between two attempts to reconnect.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
+
+/// The pauses between two attempts to reconnect: from 50 ms doubling to
+/// [`MAX_RECONNECT_DELAY`], with full jitter. A server restart drops the notification
+/// connections of every process at once; drawn anywhere under the ceiling, their reconnects
+/// spread out instead of arriving together at each step. Readers poll meanwhile, so a pause
+/// shorter than the schedule costs nothing but an early attempt.
+fn reconnect_backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(50), MAX_RECONNECT_DELAY).with_jitter(Jitter::Full)
+}
 
 /// The counters the task bumps, and whether it is listening now.
 #[derive(Debug)]
@@ -98,14 +108,17 @@ impl Wakeups {
     }
 }
 
-/// The task: listen, bump counters, reconnect after a failure with a growing pause.
+/// The task: listen, bump counters, reconnect after a failure with a growing random pause
+/// ([`reconnect_backoff`]).
 async fn listen(
     options: sqlx::postgres::PgConnectOptions,
     channel: String,
     signals: Arc<Signals>,
     attempted: watch::Sender<bool>,
 ) {
-    let mut delay = Duration::from_millis(50);
+    let backoff = reconnect_backoff();
+    // Failed attempts since the last time the task listened.
+    let mut failures = 0;
     loop {
         // A pool of one connection: PgListener reconnects through it after a lost connection.
         let pool = PgPoolOptions::new()
@@ -116,7 +129,7 @@ async fn listen(
         match PgListener::connect_with(&pool).await {
             Ok(mut listener) => match listener.listen(&channel).await {
                 Ok(()) => {
-                    delay = Duration::from_millis(50);
+                    failures = 0;
                     signals.listening.send_replace(true);
                     // Anything committed while nobody listened is found by reading again.
                     signals.bump_all();
@@ -133,8 +146,8 @@ async fn listen(
         signals.bump_all();
         attempted.send_replace(true);
         pool.close().await;
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(MAX_RECONNECT_DELAY);
+        tokio::time::sleep(backoff.delay(failures)).await;
+        failures += 1;
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use checkpoint_core::backoff::Backoff;
 use checkpoint_core::source::{Entry, Page, Source, SourceError};
 use sqlx::{PgPool, Row};
 use tokio::sync::OnceCell;
@@ -26,6 +27,16 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The longest pause of [`Source::wait`] between two reads while committed entries wait for an
 /// older transaction to end (no notification says when that happens).
 const MAX_HORIZON_PAUSE: Duration = Duration::from_millis(50);
+
+/// The pauses of [`Source::wait`] between two reads while committed entries wait for an older
+/// transaction to end: from 1 ms doubling to [`MAX_HORIZON_PAUSE`], with equal jitter. The
+/// waiters behind one long transaction (every partition's, every process's) poll together; the
+/// jitter keeps their reads from landing on the server at the same instants, and equal jitter
+/// (at least half the ceiling) keeps their rate close to the schedule rather than adding reads.
+/// No pause exceeds its ceiling, so a wait ends no later than it did without jitter.
+fn horizon_backoff() -> Backoff {
+    Backoff::new(Duration::from_millis(1), MAX_HORIZON_PAUSE)
+}
 
 /// A [`Source`] over an event table of the application's, read in the writing transactions'
 /// order (see the crate doc for the design and why it never skips a committed entry).
@@ -345,7 +356,8 @@ impl Source for PostgresSource {
         let Some(mut woken) = wakeups.subscribe(partition) else {
             return Ok(());
         };
-        let mut horizon_pause = Duration::from_millis(1);
+        let horizon_backoff = horizon_backoff();
+        let mut horizon_pauses = 0;
         loop {
             woken.borrow_and_update();
             let (readable, waiting_for_horizon) = self.probe(partition, from).await?;
@@ -355,8 +367,8 @@ impl Source for PostgresSource {
             // Committed entries behind an older transaction: no notification tells when it
             // ends (it may write elsewhere, or nothing), so read again soon.
             let pause = if waiting_for_horizon {
-                let pause = horizon_pause;
-                horizon_pause = (horizon_pause * 2).min(MAX_HORIZON_PAUSE);
+                let pause = horizon_backoff.delay(horizon_pauses);
+                horizon_pauses += 1;
                 pause
             } else if verified.notifies && wakeups.listening() {
                 // A safety net only: the notification wakes the waiter first.
