@@ -3,7 +3,8 @@
 use clap::{Args, Parser, Subcommand};
 
 /// See every group of a checkpoint store, start a subscription where another stands, retire
-/// one for good and purge what it leaves, and see which worker holds which partition.
+/// one for good and purge what it leaves, see which worker holds which partition and where
+/// each partition stands, and list, retry or drop the entries a subscription parked.
 ///
 /// Exit codes: 0 done; 1 the store failed or could not be reached (or you declined); 2 a wrong
 /// command line, URL or name, or a destructive command without --yes off a terminal; 3 refused
@@ -86,6 +87,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The entries a group's subscriptions parked (their handler failed on every retry): one
+    /// per line, or one JSON object; `parked retry` asks for one to be retried, `parked drop`
+    /// removes one. Exits with 3 when there is none to show.
+    Parked(ParkedArgs),
+    /// Where each partition of a group's subscriptions stands: its checkpoint, the worker that
+    /// holds it and the lease's epoch, and how many of its entries are parked; with --source,
+    /// the log's head and the lag. Exits with 3 when there is nothing to show.
+    Status(StatusArgs),
     /// Creates a new subscription at chosen positions; refuses a name that has checkpoints or
     /// is retired. A replay is a new subscription: start it, switch the consumers, retire the
     /// old one.
@@ -138,16 +147,114 @@ pub struct StartArgs {
     pub partitions: Option<String>,
 }
 
+/// `checkpoint status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The group.
+    pub group: String,
+    /// Only this subscription (any name, checkpoints or not).
+    #[arg(long, short)]
+    pub subscription: Option<String>,
+    /// One JSON object instead: group, partitions (subscription, partition, position, owner,
+    /// epoch, parked each, and head and lag with --source; null where there is no checkpoint,
+    /// no live lease, no head or no lag).
+    #[arg(long)]
+    pub json: bool,
+    /// The log the subscriptions read, to show each partition's head (the position of its
+    /// last entry) and lag (head + 1 - checkpoint; 0 when caught up; `-` without a checkpoint
+    /// or when the log has no entry there): sqlite:PATH, postgres://… or nats://… (a build
+    /// with the source-nats feature). The partition count is the log's own (stored by the
+    /// SQLite and PostgreSQL sources, checkpoint-partitions=N in a NATS stream's description),
+    /// else one more than the highest partition among the shown checkpoints. PostgreSQL's and
+    /// NATS's positions are sparse: there, lag counts positions, an upper bound of the entries
+    /// behind.
+    #[arg(long, value_name = "URL")]
+    pub source: Option<String>,
+    /// The event table of a sqlite: or postgres:// source (PostgreSQL: `table` or
+    /// `schema.table`), when it is not `events`.
+    #[arg(long, value_name = "NAME", requires = "source")]
+    pub source_table: Option<String>,
+    /// The JetStream stream of a nats:// source (needed there); its partitions are the
+    /// subjects `<stream>.<partition>`.
+    #[arg(long, value_name = "NAME", requires = "source")]
+    pub source_stream: Option<String>,
+}
+
+/// `checkpoint parked`: the listing, or one of its actions.
+///
+/// A group named `retry` or `drop` is listed with `checkpoint parked -- retry`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ParkedArgs {
+    /// What to do with one parked entry; without it, the group's parked entries are listed.
+    #[command(subcommand)]
+    pub action: Option<ParkedAction>,
+    /// The group.
+    #[arg(required = true)]
+    pub group: Option<String>,
+    /// Only this subscription's entries.
+    #[arg(long, short)]
+    pub subscription: Option<String>,
+    /// One JSON object instead: group, parked (subscription, partition, position, attempts,
+    /// parked_at as RFC 3339 UTC and parked_at_ms, retry_requested, the whole error each).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `checkpoint parked retry` and `checkpoint parked drop`.
+#[derive(Debug, Subcommand)]
+pub enum ParkedAction {
+    /// Asks for a parked entry to be retried: the subscription that holds its partition reads
+    /// it again and runs its handler (on success the record goes). Exits with 3 when nothing
+    /// is parked there.
+    Retry(ParkedKey),
+    /// Removes a parked entry's record, once you have dealt with the entry by hand: it is not
+    /// retried any more. Asks first (or --yes). Exits with 3 when nothing is parked there.
+    Drop {
+        /// The parked entry.
+        #[command(flatten)]
+        key: ParkedKey,
+        /// Do it without asking (needed where standard input is not a terminal).
+        #[arg(long, short)]
+        yes: bool,
+    },
+}
+
+/// The key of one parked entry.
+#[derive(Debug, Args)]
+pub struct ParkedKey {
+    /// The group.
+    pub group: String,
+    /// The subscription that parked the entry.
+    pub subscription: String,
+    /// The entry's partition.
+    pub partition: u32,
+    /// The entry's position in its partition.
+    pub position: u64,
+}
+
 impl Command {
     /// Whether the command removes or hides something, so that it needs a confirmation.
     pub fn is_destructive(&self) -> bool {
-        matches!(self, Command::Retire { .. } | Command::Purge { .. })
+        matches!(
+            self,
+            Command::Retire { .. }
+                | Command::Purge { .. }
+                | Command::Parked(ParkedArgs {
+                    action: Some(ParkedAction::Drop { .. }),
+                    ..
+                })
+        )
     }
 
     /// Whether `--yes` was given.
     pub fn confirmed(&self) -> bool {
         match self {
             Command::Retire { yes, .. } | Command::Purge { yes, .. } => *yes,
+            Command::Parked(ParkedArgs {
+                action: Some(ParkedAction::Drop { yes, .. }),
+                ..
+            }) => *yes,
             _ => false,
         }
     }
@@ -158,6 +265,12 @@ impl Command {
             Command::Groups { .. } => "groups",
             Command::List { .. } => "list",
             Command::Leases { .. } => "leases",
+            Command::Parked(parked) => match parked.action {
+                None => "parked",
+                Some(ParkedAction::Retry(_)) => "parked retry",
+                Some(ParkedAction::Drop { .. }) => "parked drop",
+            },
+            Command::Status(_) => "status",
             Command::Start(_) => "start",
             Command::Retire { .. } => "retire",
             Command::Purge { .. } => "purge",
@@ -190,6 +303,112 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(cli.store.urls.len(), 2);
+    }
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("checkpoint").chain(args.iter().copied()))
+            .map(|cli| cli.command)
+    }
+
+    #[test]
+    fn parked_lists_a_group_or_acts_on_one_entry() {
+        let Command::Parked(listing) = parse(&["parked", "g", "-s", "s", "--json"]).unwrap() else {
+            panic!("not parked");
+        };
+        assert!(listing.action.is_none() && listing.json);
+        assert_eq!(
+            (listing.group.as_deref(), listing.subscription.as_deref()),
+            (Some("g"), Some("s"))
+        );
+
+        let retry = parse(&["parked", "retry", "g", "s", "3", "41"]).unwrap();
+        let Command::Parked(ParkedArgs {
+            action: Some(ParkedAction::Retry(key)),
+            group: None,
+            ..
+        }) = &retry
+        else {
+            panic!("not a retry: {retry:?}");
+        };
+        assert_eq!(
+            (
+                key.group.as_str(),
+                key.subscription.as_str(),
+                key.partition,
+                key.position
+            ),
+            ("g", "s", 3, 41)
+        );
+        assert!(!retry.is_destructive());
+        assert_eq!(retry.name(), "parked retry");
+
+        let drop = parse(&["parked", "drop", "g", "s", "3", "41"]).unwrap();
+        assert!(drop.is_destructive() && !drop.confirmed());
+        assert_eq!(drop.name(), "parked drop");
+        assert!(
+            parse(&["parked", "drop", "g", "s", "3", "41", "--yes"])
+                .unwrap()
+                .confirmed()
+        );
+
+        // A group named like an action, after `--`.
+        let Command::Parked(listing) = parse(&["parked", "--", "retry"]).unwrap() else {
+            panic!("not parked");
+        };
+        assert_eq!(listing.group.as_deref(), Some("retry"));
+        assert!(listing.action.is_none());
+    }
+
+    #[test]
+    fn parked_needs_a_group_and_numbers() {
+        for args in [
+            &["parked"][..],
+            &["parked", "retry", "g", "s", "3"],
+            &["parked", "retry", "g", "s", "-1", "41"],
+            &["parked", "drop", "g", "s", "3", "x"],
+            &["parked", "g", "retry"],
+            &["parked", "retry", "g", "s", "3", "41", "--json"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn status_takes_a_group() {
+        let status = parse(&["status", "g", "--subscription", "s", "--json"]).unwrap();
+        let Command::Status(status) = status else {
+            panic!("not status");
+        };
+        assert_eq!(
+            (
+                status.group.as_str(),
+                status.subscription.as_deref(),
+                status.json
+            ),
+            ("g", Some("s"), true)
+        );
+        assert_eq!(status.source, None);
+        assert!(parse(&["status"]).is_err());
+    }
+
+    #[test]
+    fn status_takes_a_source_and_its_settings_only_with_it() {
+        let status = parse(&[
+            "status",
+            "g",
+            "--source",
+            "sqlite:log.db",
+            "--source-table",
+            "orders",
+        ])
+        .unwrap();
+        let Command::Status(status) = status else {
+            panic!("not status");
+        };
+        assert_eq!(status.source.as_deref(), Some("sqlite:log.db"));
+        assert_eq!(status.source_table.as_deref(), Some("orders"));
+        assert!(parse(&["status", "g", "--source-table", "orders"]).is_err());
+        assert!(parse(&["status", "g", "--source-stream", "ORDERS"]).is_err());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Asking before a destructive command.
 //!
-//! `retire` and `purge` go ahead with `--yes`. Without it they ask on the terminal (the
-//! question on standard error, the answer from standard input, `y` or `yes` to go ahead); where
-//! standard input is not a terminal there is nobody to ask, and they refuse before connecting
-//! (exit code 2).
+//! `retire`, `purge` and `parked drop` go ahead with `--yes`. Without it they ask on the
+//! terminal (the question on standard error, the answer from standard input, `y` or `yes` to go
+//! ahead); where standard input is not a terminal there is nobody to ask, and they refuse
+//! before connecting (exit code 2).
 
 use std::io::{BufRead, IsTerminal, Write};
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use checkpoint_core::parked::ParkedStore;
 use checkpoint_core::{CheckpointAdmin, Error, LeaseStore, Operation};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
 use checkpoint_postgres::{BACKEND as BACKEND_POSTGRES, PostgresCheckpointStore};
@@ -41,13 +42,13 @@ impl Default for Settings {
     }
 }
 
-/// What the command needs of a store: the operations API and the leases. Every store of the
-/// workspace has both.
-pub trait StoreApi: CheckpointAdmin + LeaseStore {}
+/// What the command needs of a store: the operations API, the leases and the parked entries.
+/// Every store of the workspace has all three.
+pub trait StoreApi: CheckpointAdmin + LeaseStore + ParkedStore {}
 
-impl<T: CheckpointAdmin + LeaseStore + ?Sized> StoreApi for T {}
+impl<T: CheckpointAdmin + LeaseStore + ParkedStore + ?Sized> StoreApi for T {}
 
-/// A store of any backend, with the operations API and the leases.
+/// A store of any backend, with the operations API, the leases and the parked entries.
 pub type Store = Box<dyn StoreApi>;
 
 /// Opens the store `target` names, with `settings`, within `settings.timeout`.
@@ -61,7 +62,7 @@ pub async fn connect(target: &Target, settings: &Settings) -> Result<Store, CliE
     check_settings(target, settings)?;
     let context = format!("cannot connect to {}", target.display());
     if let Target::Sqlite(path) = target {
-        check_sqlite_file(path, &context)?;
+        check_sqlite_file(path, &context, STORE_NEVER_CREATED)?;
     }
     let connecting = open(target, settings);
     match tokio::time::timeout(settings.timeout, connecting).await {
@@ -108,14 +109,21 @@ fn check_settings(target: &Target, settings: &Settings) -> Result<(), CliError> 
     Ok(())
 }
 
+/// What to do about a store's SQLite file that does not exist.
+const STORE_NEVER_CREATED: &str = "the checkpoint command never creates a store: check the \
+     path, or let the application create it (SqliteCheckpointStore::open, then migrate)";
+
 /// A SQLite path that is not a database file, said plainly before connecting: SQLite itself
-/// only answers that it is "unable to open database file".
-fn check_sqlite_file(path: &Path, context: &str) -> Result<(), CliError> {
+/// only answers that it is "unable to open database file". `never_created` says what to do
+/// about a file that does not exist.
+pub(crate) fn check_sqlite_file(
+    path: &Path,
+    context: &str,
+    never_created: &str,
+) -> Result<(), CliError> {
     match std::fs::metadata(path) {
         Err(error) if error.kind() == ErrorKind::NotFound => Err(CliError::failure(format!(
-            "{context}: the file does not exist, and the checkpoint command never creates a \
-             store: check the path, or let the application create it \
-             (SqliteCheckpointStore::open, then migrate)"
+            "{context}: the file does not exist, and {never_created}"
         ))),
         Ok(metadata) if metadata.is_dir() => Err(CliError::failure(format!(
             "{context}: it is a directory, not a SQLite database file"
@@ -133,18 +141,7 @@ async fn open(target: &Target, settings: &Settings) -> Result<Store, Error> {
             let options = PgConnectOptions::from_str(url).map_err(|error| {
                 Error::backend(BACKEND_POSTGRES, Operation::Connect, false, error)
             })?;
-            // One plain connection first: the pool retries a refused connection until its
-            // acquire timeout and then reports only that it timed out; this one says why.
-            let probe_failed = |error: sqlx::Error| {
-                let retryable = matches!(error, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut);
-                Error::backend(BACKEND_POSTGRES, Operation::Connect, retryable, error)
-            };
-            PgConnection::connect_with(&options)
-                .await
-                .map_err(probe_failed)?
-                .close()
-                .await
-                .map_err(probe_failed)?;
+            probe_postgres(&options).await?;
             let mut store = PostgresCheckpointStore::connect_with(options)
                 .await?
                 .with_timeout(timeout)?;
@@ -190,6 +187,22 @@ async fn open(target: &Target, settings: &Settings) -> Result<Store, Error> {
             Ok(Box::new(store))
         }
     }
+}
+
+/// One plain connection to PostgreSQL, closed at once, before a pool is used: the pool
+/// retries a refused connection until its acquire timeout and then reports only that it timed
+/// out; this one says why.
+pub(crate) async fn probe_postgres(options: &PgConnectOptions) -> Result<(), Error> {
+    let probe_failed = |error: sqlx::Error| {
+        let retryable = matches!(error, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut);
+        Error::backend(BACKEND_POSTGRES, Operation::Connect, retryable, error)
+    };
+    PgConnection::connect_with(options)
+        .await
+        .map_err(probe_failed)?
+        .close()
+        .await
+        .map_err(probe_failed)
 }
 
 /// `5s`, `0.5s`.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::types::error::ResourceNotFoundException;
 use checkpoint_core::Error;
+use checkpoint_core::source::SourceError;
 
 use crate::redact;
 
@@ -91,6 +92,17 @@ impl CliError {
             None => chain,
         };
         Self::new(exit, message)
+    }
+
+    /// A log source's error (`status --source`), with `context` before it: a usage error for
+    /// input the source refuses (a table or stream name), a failure for anything else (not
+    /// reachable, timed out, not set up as the source expects).
+    pub fn source(context: &str, error: &SourceError) -> Self {
+        let exit = match error {
+            SourceError::InvalidInput { .. } => Exit::Usage,
+            _ => Exit::Failure,
+        };
+        Self::new(exit, format!("{context}: {}", chain(error)))
     }
 
     /// Why the command stopped.
@@ -249,6 +261,25 @@ mod tests {
         // The same error from another backend is not a DynamoDB table.
         let error = Error::backend("redis", Operation::List, false, std::io::Error::other("x"));
         assert_eq!(missing_table(&error), None);
+    }
+
+    #[test]
+    fn a_source_error_is_a_usage_error_only_for_refused_input() {
+        let invalid = SourceError::InvalidInput {
+            argument: "table",
+            reason: "\"a-b\" is not an identifier".into(),
+        };
+        let cli = CliError::source("cannot read the source sqlite:x.db", &invalid);
+        assert_eq!(cli.exit(), Exit::Usage);
+        assert_eq!(
+            cli.message(),
+            "cannot read the source sqlite:x.db: invalid table: \"a-b\" is not an identifier"
+        );
+        let setup = SourceError::Setup {
+            backend: "postgres",
+            message: "table events does not exist".into(),
+        };
+        assert_eq!(CliError::source("c", &setup).exit(), Exit::Failure);
     }
 
     #[test]

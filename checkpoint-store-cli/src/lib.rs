@@ -4,6 +4,11 @@
 //! checkpoint groups                                   every group, one per line
 //! checkpoint list GROUP [--subscription S] [--json]   its checkpoints and retired subscriptions
 //! checkpoint leases GROUP [-s S] [--json]             who holds which partition, live workers
+//! checkpoint status GROUP [-s S] [--json]             per partition: checkpoint, owner, parked
+//! checkpoint status GROUP --source URL                and the log's head and lag (see [`source`])
+//! checkpoint parked GROUP [-s S] [--json]             the entries its subscriptions parked
+//! checkpoint parked retry GROUP S PARTITION POSITION  have that entry retried
+//! checkpoint parked drop GROUP S PARTITION POSITION [--yes]   remove its record
 //! checkpoint start GROUP NEW --like OLD [--at P]      a new subscription where OLD stands (or at P)
 //! checkpoint start GROUP NEW --at P --partitions 0..16
 //! checkpoint start GROUP NEW --at 0=100 --at 1=250
@@ -14,8 +19,8 @@
 //! The store is one URL (`--url` or `CHECKPOINT_URL`), see [`target`]; the output, tables and
 //! JSON, is in [`output`]; the exit codes are [`error::Exit`]: 0 done, 1 failure, 2 usage, 3
 //! refused by what is stored. Every error is one line on standard error starting with
-//! `error: `, and nothing printed ever holds a password ([`redact`]). `retire` and `purge` ask
-//! first on a terminal and need `--yes` anywhere else ([`confirm`]).
+//! `error: `, and nothing printed ever holds a password ([`redact`]). `retire`, `purge` and
+//! `parked drop` ask first on a terminal and need `--yes` anywhere else ([`confirm`]).
 //!
 //! This library is the command's implementation, public so that its tests (and other tools)
 //! can open a store from a URL exactly as the command does: [`connect::connect`].
@@ -32,6 +37,7 @@ pub mod connect;
 pub mod error;
 pub mod output;
 pub mod redact;
+pub mod source;
 pub mod target;
 
 use std::io::Write;
@@ -40,10 +46,11 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, ParkedAction, ParkedArgs, StatusArgs};
 use crate::commands::{Context, StartFrom};
 use crate::connect::Settings;
 use crate::error::CliError;
+use crate::source::SourceSpec;
 use crate::target::Target;
 
 /// The command: parses the command line, runs, prints, and returns the exit code.
@@ -52,7 +59,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return clap_error(&error),
     };
-    let secrets: Vec<String> = cli
+    let mut secrets: Vec<String> = cli
         .store
         .urls
         .iter()
@@ -63,6 +70,17 @@ pub fn main() -> ExitCode {
                 .flat_map(redact::secrets_of)
         })
         .collect();
+    if let Command::Status(StatusArgs {
+        source: Some(url), ..
+    }) = &cli.command
+    {
+        // Also of a URL that does not parse as a source; the user name only where it may be
+        // a token (NATS): elsewhere it is a name, and scrubbing it would mangle messages.
+        secrets.extend(match url.trim_start().starts_with("nats://") {
+            true => redact::secrets_with_token(url),
+            false => redact::secrets_of(url),
+        });
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -102,6 +120,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         .build()
         .map_err(|error| CliError::failure(format!("cannot start the runtime: {error}")))?;
     runtime.block_on(async {
+        // Checked before any request, as the store's URL is.
+        let source = match command {
+            Command::Status(status) => source_spec(status, settings.timeout)?,
+            _ => None,
+        };
         let store = connect::connect(&target, &settings).await?;
         let endpoint = target.display();
         let stdout = std::io::stdout();
@@ -112,39 +135,107 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             out: &mut out,
             confirm: confirm.as_mut(),
         };
-        match command {
-            Command::Groups { json } => commands::groups(context, *json).await,
-            Command::List {
-                group,
-                subscription,
-                json,
-            } => commands::list(context, group, subscription.as_deref(), *json).await,
-            Command::Leases {
-                group,
-                subscription,
-                json,
-            } => commands::leases(context, group, subscription.as_deref(), *json).await,
-            Command::Start(start) => match &start_from {
-                Some(from) => {
-                    commands::start(context, &start.group, &start.subscription, from).await
-                }
-                None => Ok(()),
-            },
-            Command::Retire {
-                group,
-                subscription,
-                force,
-                ..
-            } => commands::retire(context, group, subscription, *force).await,
-            Command::Purge {
-                group,
-                subscription,
-                ..
-            } => commands::purge(context, group, subscription).await,
-        }
+        dispatch(context, command, start_from.as_ref(), source.as_ref()).await
     })?;
     std::io::stdout().flush()?;
     Ok(())
+}
+
+/// Runs `command` on the connected store (its arguments checked before connecting).
+async fn dispatch(
+    context: Context<'_>,
+    command: &Command,
+    start_from: Option<&StartFrom>,
+    source: Option<&SourceSpec>,
+) -> Result<(), CliError> {
+    match command {
+        Command::Groups { json } => commands::groups(context, *json).await,
+        Command::List {
+            group,
+            subscription,
+            json,
+        } => commands::list(context, group, subscription.as_deref(), *json).await,
+        Command::Leases {
+            group,
+            subscription,
+            json,
+        } => commands::leases(context, group, subscription.as_deref(), *json).await,
+        Command::Parked(parked) => run_parked(context, parked).await,
+        Command::Status(status) => {
+            let StatusArgs {
+                group,
+                subscription,
+                json,
+                ..
+            } = status;
+            let subscription = subscription.as_deref();
+            commands::status(context, group, subscription, *json, source).await
+        }
+        Command::Start(start) => match start_from {
+            Some(from) => commands::start(context, &start.group, &start.subscription, from).await,
+            None => Ok(()),
+        },
+        Command::Retire {
+            group,
+            subscription,
+            force,
+            ..
+        } => commands::retire(context, group, subscription, *force).await,
+        Command::Purge {
+            group,
+            subscription,
+            ..
+        } => commands::purge(context, group, subscription).await,
+    }
+}
+
+/// `checkpoint parked`: the listing, `retry` or `drop`.
+async fn run_parked(context: Context<'_>, parked: &ParkedArgs) -> Result<(), CliError> {
+    match &parked.action {
+        Some(ParkedAction::Retry(key)) => {
+            commands::parked_retry(
+                context,
+                &key.group,
+                &key.subscription,
+                key.partition,
+                key.position,
+            )
+            .await
+        }
+        Some(ParkedAction::Drop { key, .. }) => {
+            commands::parked_drop(
+                context,
+                &key.group,
+                &key.subscription,
+                key.partition,
+                key.position,
+            )
+            .await
+        }
+        None => match &parked.group {
+            Some(group) => {
+                commands::parked(context, group, parked.subscription.as_deref(), parked.json).await
+            }
+            // clap requires the group when there is no action.
+            None => Err(CliError::usage(
+                "parked needs a group: checkpoint parked GROUP (see checkpoint parked --help)",
+            )),
+        },
+    }
+}
+
+/// The log of `status --source`, checked; `None` without `--source`. Inside the runtime.
+fn source_spec(status: &StatusArgs, timeout: Duration) -> Result<Option<SourceSpec>, CliError> {
+    let Some(url) = &status.source else {
+        return Ok(None);
+    };
+    SourceSpec::new(
+        url,
+        status.source_table.as_deref(),
+        status.source_stream.as_deref(),
+        timeout,
+    )
+    .map(Some)
 }
 
 fn settings(cli: &Cli) -> Result<Settings, CliError> {

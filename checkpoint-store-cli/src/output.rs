@@ -4,22 +4,32 @@
 //! renamed or removed):
 //!
 //! ```json
-//! {"group":"billing",
-//!  "checkpoints":[{"subscription":"invoices","partition":0,"position":1200}],
+//! {"checkpoints":[{"partition":0,"position":1200,"subscription":"invoices"}],
+//!  "group":"billing",
 //!  "retired":["invoices-v1"]}
 //! ```
 //!
 //! `checkpoints` is sorted by subscription (by the bytes of its name), then partition;
 //! `retired` is sorted. Positions are integers up to 2^63 - 1: read them with a parser that
 //! keeps 64-bit integers exact. `groups --json` prints an array of names. `leases` is in
-//! [`leases`].
+//! [`leases`], `parked` in [`parked`], `status` in [`status`]; their tables are drawn by
+//! [`columns`], times written by [`time`].
+//!
+//! Every JSON output is one line, written by [`write_json`] from `Serialize` types whose
+//! fields are declared in the order of their names: the order the command has printed them in
+//! since its first version (it built a `serde_json::Value`, whose map sorts its keys), kept so
+//! that a script comparing the text sees no change.
 
+pub mod columns;
 pub mod leases;
+pub mod parked;
+pub mod status;
+pub mod time;
 
 use std::io::Write;
 
 use checkpoint_core::Checkpoint;
-use serde_json::json;
+use serde::Serialize;
 
 /// What `list` shows of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,16 +54,20 @@ impl Listing {
     }
 
     /// The JSON object (see the module doc).
-    pub fn to_json(&self) -> serde_json::Value {
-        json!({
-            "group": self.group,
-            "checkpoints": self.checkpoints.iter().map(|checkpoint| json!({
-                "subscription": checkpoint.subscription,
-                "partition": checkpoint.partition,
-                "position": checkpoint.position,
-            })).collect::<Vec<_>>(),
-            "retired": self.retired,
-        })
+    pub fn to_json(&self) -> ListingJson<'_> {
+        ListingJson {
+            checkpoints: self
+                .checkpoints
+                .iter()
+                .map(|checkpoint| CheckpointJson {
+                    partition: checkpoint.partition,
+                    position: checkpoint.position,
+                    subscription: &checkpoint.subscription,
+                })
+                .collect(),
+            group: &self.group,
+            retired: &self.retired,
+        }
     }
 
     /// The table, then a `retired: a, b` line when there are retired subscriptions.
@@ -65,6 +79,33 @@ impl Listing {
         }
         Ok(())
     }
+}
+
+/// `list --json`: the object of the module doc (fields in the order of their names, as in
+/// every JSON row of the command).
+#[derive(Debug, Serialize)]
+pub struct ListingJson<'a> {
+    checkpoints: Vec<CheckpointJson<'a>>,
+    group: &'a str,
+    retired: &'a [String],
+}
+
+/// One checkpoint of [`ListingJson`].
+#[derive(Debug, Serialize)]
+struct CheckpointJson<'a> {
+    partition: u32,
+    position: u64,
+    subscription: &'a str,
+}
+
+/// Writes `value` as one line of compact JSON: what every `--json` prints.
+///
+/// # Errors
+///
+/// Writing's error (serialization itself cannot fail: every row has string keys).
+pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    writeln!(out)
 }
 
 /// Sorts by subscription (bytes of the name), then partition.
@@ -114,11 +155,6 @@ pub fn write_checkpoints(out: &mut dyn Write, checkpoints: &[Checkpoint]) -> std
     Ok(())
 }
 
-/// `groups --json`: an array of names.
-pub fn groups_json(groups: &[String]) -> serde_json::Value {
-    json!(groups)
-}
-
 /// A name as a table or message shows it: as it is, or quoted with escapes when it has a
 /// character that would break a line or a column (a control character, a space at an end, a
 /// comma) or is empty.
@@ -166,10 +202,12 @@ mod tests {
 
     #[test]
     fn the_json_has_the_documented_shape() {
-        let value = listing().to_json();
+        let mut out = Vec::new();
+        write_json(&mut out, &listing().to_json()).unwrap();
         assert_eq!(
-            value.to_string(),
-            r#"{"checkpoints":[{"partition":0,"position":9223372036854775807,"subscription":"b"},{"partition":2,"position":1200,"subscription":"invoices"},{"partition":10,"position":5,"subscription":"invoices"}],"group":"billing","retired":["old","older"]}"#
+            String::from_utf8(out).unwrap(),
+            r#"{"checkpoints":[{"partition":0,"position":9223372036854775807,"subscription":"b"},{"partition":2,"position":1200,"subscription":"invoices"},{"partition":10,"position":5,"subscription":"invoices"}],"group":"billing","retired":["old","older"]}"#.to_owned()
+                + "\n"
         );
     }
 

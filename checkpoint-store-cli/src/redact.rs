@@ -36,6 +36,34 @@ pub fn display_url(url: &str) -> Option<String> {
     Some(parsed.to_string())
 }
 
+/// `url` as [`display_url`] shows it, without its user name either: the user name of a NATS URL
+/// may be a token (`nats://TOKEN@host:4222`).
+pub fn display_url_without_user(url: &str) -> Option<String> {
+    let mut parsed = Url::parse(&display_url(url)?).ok()?;
+    // Fails only for URLs that cannot have a user name, which then have none.
+    let _ = parsed.set_username("");
+    Some(parsed.to_string())
+}
+
+/// [`secrets_of`] `url`, and its user name (as written and percent-decoded) when it has no
+/// password: a NATS token written as the user name (`nats://TOKEN@host:4222`).
+pub fn secrets_with_token(url: &str) -> Vec<String> {
+    let mut secrets = secrets_of(url);
+    let token = url
+        .split_once("://")
+        .and_then(|(_, rest)| authority(rest).rsplit_once('@'))
+        .map(|(userinfo, _)| userinfo)
+        .filter(|userinfo| !userinfo.is_empty() && !userinfo.contains(':'));
+    if let Some(token) = token {
+        secrets.push(token.to_owned());
+        secrets.push(decode(token));
+    }
+    secrets.retain(|secret| !secret.is_empty());
+    secrets.sort();
+    secrets.dedup();
+    secrets
+}
+
 /// The secrets in `url`: its password (as written and percent-decoded) and the values of
 /// query parameters that carry one. Works on text that does not parse as a URL too.
 pub fn secrets_of(url: &str) -> Vec<String> {
@@ -165,6 +193,24 @@ mod tests {
         assert!(secrets.contains(&"key".to_owned()), "{secrets:?}");
         // Also from text no URL parser accepts.
         assert_eq!(secrets_of("redis://:p^w@host:x"), vec!["p^w".to_owned()]);
+    }
+
+    #[test]
+    fn a_nats_token_is_neither_shown_nor_printed() {
+        assert_eq!(
+            display_url_without_user("nats://s3cr%2Ft@127.0.0.1:4222").as_deref(),
+            Some("nats://127.0.0.1:4222")
+        );
+        assert_eq!(
+            display_url_without_user("nats://u:pw@h:4222?password=x").as_deref(),
+            Some("nats://h:4222")
+        );
+        let secrets = secrets_with_token("nats://s3cr%2Ft@127.0.0.1:4222");
+        assert!(secrets.contains(&"s3cr%2Ft".to_owned()), "{secrets:?}");
+        assert!(secrets.contains(&"s3cr/t".to_owned()), "{secrets:?}");
+        // A user name beside a password is not a secret: only the password is.
+        assert_eq!(secrets_with_token("nats://app:pw@h"), vec!["pw".to_owned()]);
+        assert!(secrets_with_token("nats://h:4222").is_empty());
     }
 
     #[test]

@@ -73,13 +73,7 @@ impl Target {
 
     fn parse_one(url: &str) -> Result<Self, CliError> {
         if let Some(path) = url.strip_prefix("sqlite:") {
-            let path = path.strip_prefix("//").unwrap_or(path);
-            if path.is_empty() {
-                return Err(CliError::usage(
-                    "sqlite: needs the path of the database file: sqlite:PATH",
-                ));
-            }
-            return Ok(Target::Sqlite(PathBuf::from(path)));
+            return sqlite_path(path).map(Target::Sqlite);
         }
         if let Some(table) = url.strip_prefix("dynamodb://") {
             let table = table.trim_end_matches('/');
@@ -167,8 +161,19 @@ fn split_redis_urls(value: &str) -> Vec<&str> {
     parts
 }
 
+/// The path of `sqlite:PATH` (also `sqlite://PATH`) from what follows `sqlite:`.
+pub(crate) fn sqlite_path(rest: &str) -> Result<PathBuf, CliError> {
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    if path.is_empty() {
+        return Err(CliError::usage(
+            "sqlite: needs the path of the database file: sqlite:PATH",
+        ));
+    }
+    Ok(PathBuf::from(path))
+}
+
 /// A usage error, without any part of the URL, when `url` does not parse.
-fn check_parses(url: &str) -> Result<(), CliError> {
+pub(crate) fn check_parses(url: &str) -> Result<(), CliError> {
     url::Url::parse(url).map(drop).map_err(|error| {
         CliError::usage(format!(
             "malformed {} URL ({error}); the URL is not shown, it may hold a password",
@@ -178,7 +183,7 @@ fn check_parses(url: &str) -> Result<(), CliError> {
 }
 
 /// The scheme of `url` for a message (`"mysql://"`), never more of it.
-fn scheme_for_message(url: &str) -> String {
+pub(crate) fn scheme_for_message(url: &str) -> String {
     match url.split_once(':') {
         Some((scheme, _))
             if !scheme.is_empty()

@@ -2,7 +2,7 @@
 
 use super::{Context, failed};
 use crate::error::CliError;
-use crate::output::{groups_json, shown};
+use crate::output::{shown, write_json};
 
 /// Prints every group, one per line (or a JSON array). No group prints nothing and succeeds.
 ///
@@ -12,7 +12,8 @@ use crate::output::{groups_json, shown};
 pub async fn groups(context: Context<'_>, json: bool) -> Result<(), CliError> {
     let groups = context.store.groups().await.map_err(|e| failed(&e))?;
     if json {
-        writeln!(context.out, "{}", groups_json(&groups))?;
+        // An array of names.
+        write_json(context.out, &groups)?;
     } else {
         for group in &groups {
             writeln!(context.out, "{}", shown(group))?;

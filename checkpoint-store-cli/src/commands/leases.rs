@@ -1,9 +1,10 @@
 //! `checkpoint leases`.
 
-use super::{Context, failed, quoted, subscription_of};
+use super::{Context, failed, quoted, sorted_names, subscription_of};
 use crate::connect::StoreApi;
 use crate::error::CliError;
 use crate::output::leases::{LeaseListing, SubscriptionLeases};
+use crate::output::write_json;
 
 /// Prints the live leases of `group`'s subscriptions (of `subscription` only, when given) and
 /// their live owners: two tables, or the JSON object of [`LeaseListing::to_json`].
@@ -41,7 +42,7 @@ pub async fn leases(
     }
     let listing = LeaseListing::new(group, subscriptions);
     if json {
-        writeln!(context.out, "{}", listing.to_json())?;
+        write_json(context.out, &listing.to_json())?;
     } else {
         listing.write_tables(context.out)?;
     }
@@ -65,14 +66,12 @@ pub async fn leases(
 async fn known_subscriptions(store: &dyn StoreApi, group: &str) -> Result<Vec<String>, CliError> {
     let checkpoints = store.list(group).await.map_err(|e| failed(&e))?;
     let retired = store.retired(group).await.map_err(|e| failed(&e))?;
-    let mut names: Vec<String> = checkpoints
-        .into_iter()
-        .map(|checkpoint| checkpoint.subscription)
-        .chain(retired)
-        .collect();
-    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    names.dedup();
-    Ok(names)
+    Ok(sorted_names(
+        checkpoints
+            .into_iter()
+            .map(|checkpoint| checkpoint.subscription)
+            .chain(retired),
+    ))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use super::{Context, failed, quoted, subscription_of};
 use crate::error::CliError;
 use crate::output::Listing;
+use crate::output::write_json;
 
 /// Prints the live checkpoints of `group` (of `subscription` only, when given), sorted by
 /// subscription and partition, and its retired subscriptions: a table, or the JSON object of
@@ -26,7 +27,7 @@ pub async fn list(
     }
     let listing = Listing::new(group, checkpoints, retired);
     if json {
-        writeln!(context.out, "{}", listing.to_json())?;
+        write_json(context.out, &listing.to_json())?;
     } else {
         listing.write_table(context.out)?;
     }
@@ -97,6 +98,15 @@ mod tests {
                 {"subscription": "b", "partition": 1, "position": 20},
             ]})
         );
+        // One line, the fields in the order of their names.
+        assert_eq!(
+            out,
+            concat!(
+                r#"{"checkpoints":[{"partition":0,"position":10,"subscription":"b"},"#,
+                r#"{"partition":1,"position":20,"subscription":"b"}],"group":"g","retired":[]}"#,
+                "\n"
+            )
+        );
     }
 
     #[tokio::test]
@@ -110,6 +120,10 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&out).unwrap(),
             serde_json::json!({"group": "nope", "checkpoints": [], "retired": []})
+        );
+        assert_eq!(
+            out,
+            "{\"checkpoints\":[],\"group\":\"nope\",\"retired\":[]}\n"
         );
 
         let (result, out, _) = run(&store, false, async |c| {

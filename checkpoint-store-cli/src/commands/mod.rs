@@ -5,9 +5,14 @@
 mod groups;
 mod leases;
 mod list;
+mod parked;
+mod parked_drop;
+mod parked_key;
+mod parked_retry;
 mod purge;
 mod retire;
 mod start;
+mod status;
 
 use std::io::Write;
 
@@ -16,9 +21,13 @@ use checkpoint_core::{CheckpointAdmin, Error};
 pub use groups::groups;
 pub use leases::leases;
 pub use list::list;
+pub use parked::parked;
+pub use parked_drop::parked_drop;
+pub use parked_retry::parked_retry;
 pub use purge::purge;
 pub use retire::retire;
 pub use start::{StartFrom, start};
+pub use status::status;
 
 use crate::confirm::Confirm;
 use crate::connect::StoreApi;
@@ -48,6 +57,14 @@ fn subscription_of(group: &str, subscription: &str) -> String {
         quoted(subscription),
         quoted(group)
     )
+}
+
+/// Names sorted by their bytes, each once.
+fn sorted_names(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut names: Vec<String> = names.into_iter().collect();
+    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    names.dedup();
+    names
 }
 
 /// A name in a message: always quoted, escapes included.

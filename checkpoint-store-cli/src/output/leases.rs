@@ -4,10 +4,11 @@
 //!
 //! ```json
 //! {"group":"billing",
-//!  "subscriptions":[{"subscription":"invoices",
-//!    "leases":[{"partition":0,"owner":"worker-a","epoch":3,"time_left_ms":1520,
-//!               "handover_requested_by":"worker-b"}],
-//!    "owners":[{"owner":"worker-a","time_left_ms":1520},{"owner":"worker-b","time_left_ms":1710}]}]}
+//!  "subscriptions":[{
+//!    "leases":[{"epoch":3,"handover_requested_by":"worker-b","owner":"worker-a","partition":0,
+//!               "time_left_ms":1520}],
+//!    "owners":[{"owner":"worker-a","time_left_ms":1520},{"owner":"worker-b","time_left_ms":1710}],
+//!    "subscription":"invoices"}]}
 //! ```
 //!
 //! `subscriptions` is sorted by the bytes of the name and holds only those with a live lease
@@ -20,8 +21,9 @@ use std::io::Write;
 use std::time::Duration;
 
 use checkpoint_core::LeaseTable;
-use serde_json::json;
+use serde::Serialize;
 
+use super::columns::write_columns;
 use super::shown;
 
 /// The leases and live owners of one subscription.
@@ -65,28 +67,39 @@ impl LeaseListing {
     }
 
     /// The JSON object (see the module doc).
-    pub fn to_json(&self) -> serde_json::Value {
-        let subscriptions: Vec<serde_json::Value> = self
+    pub fn to_json(&self) -> LeaseListingJson<'_> {
+        let subscriptions = self
             .subscriptions
             .iter()
-            .map(|s| {
-                json!({
-                    "subscription": s.subscription,
-                    "leases": s.table.leases.iter().map(|lease| json!({
-                        "partition": lease.partition,
-                        "owner": lease.owner,
-                        "epoch": lease.epoch,
-                        "time_left_ms": lease.time_left.map(millis),
-                        "handover_requested_by": lease.handover_requested_by,
-                    })).collect::<Vec<_>>(),
-                    "owners": s.table.owners.iter().map(|owner| json!({
-                        "owner": owner.owner,
-                        "time_left_ms": owner.time_left.map(millis),
-                    })).collect::<Vec<_>>(),
-                })
+            .map(|s| SubscriptionJson {
+                leases: s
+                    .table
+                    .leases
+                    .iter()
+                    .map(|lease| LeaseJson {
+                        epoch: lease.epoch,
+                        handover_requested_by: lease.handover_requested_by.as_deref(),
+                        owner: &lease.owner,
+                        partition: lease.partition,
+                        time_left_ms: lease.time_left.map(millis),
+                    })
+                    .collect(),
+                owners: s
+                    .table
+                    .owners
+                    .iter()
+                    .map(|owner| OwnerJson {
+                        owner: &owner.owner,
+                        time_left_ms: owner.time_left.map(millis),
+                    })
+                    .collect(),
+                subscription: &s.subscription,
             })
             .collect();
-        json!({"group": self.group, "subscriptions": subscriptions})
+        LeaseListingJson {
+            group: &self.group,
+            subscriptions,
+        }
     }
 
     /// The leases' table, then (after a blank line, when there are leases) the live workers'
@@ -125,6 +138,39 @@ impl LeaseListing {
     }
 }
 
+/// `leases --json`: the object of the module doc. Fields in the order of their names, as in
+/// every JSON row of the command (see [`super::write_json`]); `None` is `null`, never left out.
+#[derive(Debug, Serialize)]
+pub struct LeaseListingJson<'a> {
+    group: &'a str,
+    subscriptions: Vec<SubscriptionJson<'a>>,
+}
+
+/// One subscription of [`LeaseListingJson`].
+#[derive(Debug, Serialize)]
+struct SubscriptionJson<'a> {
+    leases: Vec<LeaseJson<'a>>,
+    owners: Vec<OwnerJson<'a>>,
+    subscription: &'a str,
+}
+
+/// One live lease of [`SubscriptionJson`].
+#[derive(Debug, Serialize)]
+struct LeaseJson<'a> {
+    epoch: u64,
+    handover_requested_by: Option<&'a str>,
+    owner: &'a str,
+    partition: u32,
+    time_left_ms: Option<u64>,
+}
+
+/// One live owner of [`SubscriptionJson`].
+#[derive(Debug, Serialize)]
+struct OwnerJson<'a> {
+    owner: &'a str,
+    time_left_ms: Option<u64>,
+}
+
 /// The leases' columns: title, and whether the values are aligned right.
 const LEASE_COLUMNS: [(&str, bool); 6] = [
     ("SUBSCRIPTION", false),
@@ -155,48 +201,10 @@ pub fn time_left(duration: Option<Duration>) -> String {
     }
 }
 
-/// A table with a header, columns two spaces apart and aligned, no trailing space; nothing for
-/// no rows.
-fn write_columns(
-    out: &mut dyn Write,
-    columns: &[(&str, bool)],
-    rows: &[Vec<String>],
-) -> std::io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let widths: Vec<usize> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, (title, _))| {
-            rows.iter()
-                .map(|row| row[i].chars().count())
-                .chain([title.chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let titles: Vec<String> = columns
-        .iter()
-        .map(|(title, _)| (*title).to_owned())
-        .collect();
-    for row in std::iter::once(&titles).chain(rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(columns.iter().zip(&widths))
-            .map(|(cell, ((_, right), width))| match right {
-                true => format!("{cell:>width$}"),
-                false => format!("{cell:<width$}"),
-            })
-            .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end())?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use checkpoint_core::{Lease, LeaseOwner};
+    use serde_json::json;
 
     use super::*;
 
@@ -273,7 +281,7 @@ mod tests {
     #[test]
     fn the_json_has_the_documented_shape() {
         assert_eq!(
-            listing().to_json().to_string(),
+            serde_json::to_string(&listing().to_json()).unwrap(),
             r#"{"group":"billing","subscriptions":[{"leases":[],"owners":[{"owner":"joiner","time_left_ms":null}],"subscription":"a b"},{"leases":[{"epoch":18446744073709551615,"handover_requested_by":null,"owner":"worker-a","partition":0,"time_left_ms":1520},{"epoch":3,"handover_requested_by":"worker-b","owner":"worker-a","partition":1,"time_left_ms":1520}],"owners":[{"owner":"worker-a","time_left_ms":1520},{"owner":"worker-b","time_left_ms":61005}],"subscription":"invoices"}]}"#
         );
     }
@@ -286,7 +294,7 @@ mod tests {
         listing.write_tables(&mut out).unwrap();
         assert!(out.is_empty());
         assert_eq!(
-            listing.to_json(),
+            serde_json::to_value(listing.to_json()).unwrap(),
             json!({"group": "g", "subscriptions": []})
         );
     }

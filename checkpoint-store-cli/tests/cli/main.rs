@@ -9,12 +9,16 @@
 //! | `missing` | a SQLite file, a PostgreSQL or DynamoDB table that does not exist yet |
 //! | `commands` | every command on every backend |
 //! | `leases` | `leases` on every backend, over leases the test acquires |
+//! | `lag` | `status --source`: head and lag from SQLite and PostgreSQL logs, bad source URLs |
+//! | `parked` | `parked`, `parked retry`, `parked drop` and `status` on every backend |
 //! | `secrets` | no password or secret key printed, whatever happens |
 //! | `zombie` | a retire while another process keeps saving under the name |
 
 mod commands;
+mod lag;
 mod leases;
 mod missing;
+mod parked;
 mod secrets;
 mod support;
 mod usage;

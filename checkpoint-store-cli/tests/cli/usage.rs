@@ -9,9 +9,15 @@ use crate::support::{TempDir, cli, dynamodb_env};
 fn help_and_version_succeed() {
     let help = cli(&["--help"], &[]);
     assert!(help.ok().contains("Usage: checkpoint"), "{help:#?}");
-    for command in ["groups", "list", "leases", "start", "retire", "purge"] {
+    for command in [
+        "groups", "list", "leases", "status", "parked", "start", "retire", "purge",
+    ] {
         let help = cli(&[command, "--help"], &[]);
         assert!(help.ok().contains(command), "{help:#?}");
+    }
+    for action in ["retry", "drop"] {
+        let help = cli(&["parked", action, "--help"], &[]);
+        assert!(help.ok().contains("PARTITION"), "{help:#?}");
     }
     assert!(cli(&["--version"], &[]).ok().starts_with("checkpoint "));
 }
@@ -25,6 +31,10 @@ fn a_wrong_command_line_is_one_line_and_exit_code_2() {
         &["leases"],
         &["leases", "g", "--subscription"],
         &["leases", "g", "--bogus", "--url", "sqlite:x.db"],
+        &["status"],
+        &["parked"],
+        &["parked", "retry", "g", "s", "0"],
+        &["parked", "drop", "g", "s", "x", "1", "--url", "sqlite:x.db"],
         &["start", "g", "new", "--at", "x", "--url", "sqlite:x.db"],
         &["groups", "--url", "sqlite:x.db", "--timeout", "0"],
     ] {
