@@ -27,7 +27,16 @@
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! cargo run -p checkpoint-examples --features kit --bin custom_backend
 //! cargo run -p checkpoint-examples --features all --bin lease_handover -- --store dynamodb+http://127.0.0.1:8765/checkpoints
+//! cargo run -p checkpoint-examples --features redis,source-nats --bin subscription_fleet -- --store redis://127.0.0.1:6379 --source nats://127.0.0.1:4222
 //! ```
+//!
+//! `subscription_fleet` runs `checkpoint-subscription` end to end in processes: children each
+//! running a `Subscription` (a handler that records what it handled, poison entries parked in
+//! the store) over one log while writers append to it, killed, frozen past their lease,
+//! stopped gracefully and joined by new ones; its verdict is that every committed entry was
+//! handled, none skipped, the parked entries are exactly the poison ones, and only a kill or a
+//! freeze caused an entry to be handled twice. Without `--store` and `--source` it keeps both
+//! in one SQLite file.
 //!
 //! A store whose backend the build left out is refused with [`OpenStoreError::NotBuilt`],
 //! whose message is the command to run instead. An example that cannot run at all without a

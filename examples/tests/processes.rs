@@ -211,3 +211,125 @@ fn on_redis_with_slow_checkpoint_writes() {
         SLOW_WRITES_MS,
     );
 }
+
+// The subscription fleet (`subscription_fleet`): child processes each running a
+// `checkpoint_subscription::Subscription` over one log while the example's writers append to
+// it, killed, frozen, stopped gracefully and joined by new ones; one in 200 entries poison
+// (parked). On SQLite (store and log in one file) always; on PostgreSQL (store and log, 16
+// writers committing out of position order) with `postgres` and `source-postgres`; on Redis
+// with a NATS JetStream log with `redis` and `source-nats`. Each case takes 10-12 s.
+
+/// Runs the fleet on `store` and `source` (`None`: both in one SQLite file of the case's
+/// own), checks its summary and returns it.
+fn run_fleet(case: &str, store_and_source: Option<(&str, &str)>) -> BTreeMap<String, String> {
+    let dir = std::env::temp_dir().join(format!(
+        "checkpoint-processes-{}-{case}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = format!("sqlite:{}", dir.join("fleet.sqlite3").display());
+    let (store, source) = store_and_source.unwrap_or((&file, &file));
+    let summary_path = dir.join("summary.txt");
+    let output = Command::new(env!("CARGO_BIN_EXE_subscription_fleet"))
+        .args(["--store", store, "--source", source])
+        .arg("--summary")
+        .arg(&summary_path)
+        .output()
+        .expect("the subscription_fleet example runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{stderr}");
+    assert!(
+        output.status.success(),
+        "the example failed ({}): {stderr}",
+        output.status
+    );
+    let summary = read_summary(&summary_path);
+    check_fleet(&summary);
+    let _ = std::fs::remove_dir_all(&dir);
+    summary
+}
+
+/// Every committed entry handled, none skipped; poison ones never handled and parked exactly
+/// (by partition and position, as the log returns them); redone only in the partitions a
+/// kill or a freeze hit, and never by children that no step hit alone; every child but the
+/// killed one exited gracefully; no lease lost by a child no step hit.
+fn check_fleet(summary: &BTreeMap<String, String>) {
+    let figure = |key: &str| number(summary, key);
+    let entries = figure("entries");
+    assert!(entries >= 2_000, "{summary:?}");
+    assert_eq!(figure("committed"), entries, "{summary:?}");
+    assert_eq!(figure("log_differs"), 0, "the log as written: {summary:?}");
+    let poison = figure("poison");
+    assert!(poison > 0, "some entries are poison: {summary:?}");
+    assert_eq!(figure("missing"), 0, "no entry skipped: {summary:?}");
+    assert_eq!(figure("handled_ids"), entries - poison, "{summary:?}");
+    assert_eq!(figure("poison_handled"), 0, "{summary:?}");
+    assert_eq!(figure("unknown_handled"), 0, "{summary:?}");
+    assert_eq!(
+        figure("parked"),
+        poison,
+        "parked: the poison entries: {summary:?}"
+    );
+    assert_eq!(
+        (figure("parked_unexpected"), figure("parked_missing")),
+        (0, 0),
+        "parked at the poison entries' positions: {summary:?}"
+    );
+    assert_eq!(
+        (
+            figure("handled_twice_elsewhere"),
+            figure("handled_twice_by_unhit_children")
+        ),
+        (0, 0),
+        "redone only where a kill or a freeze hit, never after a graceful handover: {summary:?}"
+    );
+    assert!(
+        figure("handled_lines") - figure("handled_ids") >= figure("handled_twice"),
+        "a line per run, one more at least per entry handled twice: {summary:?}"
+    );
+    assert_eq!(
+        figure("children_exited") + 1,
+        figure("children_started"),
+        "{summary:?}"
+    );
+    assert_eq!(figure("losses_unfaulted"), 0, "{summary:?}");
+    assert_eq!(figure("violations"), 0, "{summary:?}");
+    let seconds: f64 = summary
+        .get("seconds")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::MAX);
+    assert!(seconds < 60.0, "{summary:?}");
+    println!(
+        "{} + {}: {entries} entries ({} committed out of position order), {poison} poison and parked, {} handled twice (all where a kill or a freeze hit), steps while writing: {}; {seconds} s",
+        summary.get("store").map_or("?", String::as_str),
+        summary.get("source").map_or("?", String::as_str),
+        figure("committed_out_of_order"),
+        figure("handled_twice"),
+        figure("steps_while_writing"),
+    );
+}
+
+#[test]
+fn subscription_on_sqlite() {
+    run_fleet("fleet-sqlite", None);
+}
+
+#[cfg(all(feature = "postgres", feature = "source-postgres"))]
+#[test]
+fn subscription_on_postgres() {
+    let url = server("DATABASE_URL", "postgres");
+    let summary = run_fleet("fleet-postgres", Some((&url, &url)));
+    assert!(
+        number(&summary, "committed_out_of_order") > 0,
+        "16 writers holding their transactions open commit out of position order: {summary:?}"
+    );
+}
+
+#[cfg(all(feature = "redis", feature = "source-nats"))]
+#[test]
+fn subscription_on_nats_and_redis() {
+    let store = server("REDIS_URL", "redis");
+    let source = server("NATS_URL", "source-nats");
+    run_fleet("fleet-nats-redis", Some((&store, &source)));
+}

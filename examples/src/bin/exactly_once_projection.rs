@@ -1,277 +1,221 @@
-//! An exactly-once projection on PostgreSQL: the read model and its checkpoint commit in one
-//! transaction, and a second process under the same name is stopped instead of projecting the
-//! same events twice.
+//! An exactly-once projection on PostgreSQL with a transactional handler: each batch of events
+//! is projected and its checkpoint advanced in one transaction, so a crash, a handover or a
+//! second process under the same name never projects an event twice; a process started with a
+//! changed query is refused. (Crashes at random points are the subject of
+//! `checkpoint-subscription`'s test `on_postgres_the_read_model_equals_the_log_exactly_once_through_kills`.)
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! DATABASE_URL=postgres://user@host/db cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! ```
 //!
-//! The log is in process: 30 `OrderPlaced` events. The projection keeps a total per customer
-//! in the table `exactly_once_example_totals`. Two "processes" (two tasks with stores of their
-//! own) run it under one name; each batch is projected and advanced in one transaction, so only
-//! one of them can commit any batch.
+//! The log is in process (an in-memory source of `OrderPlaced` events: "customer amount").
+//! The projection keeps a total per customer in the table `exactly_once_example_totals`.
 
 use std::error::Error as StdError;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use checkpoint_core::{
-    CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Query, QueryItem, fingerprint,
-};
+use checkpoint_core::source::{Entry, InMemorySource};
+use checkpoint_core::{CheckpointStore, Fingerprint, Query, QueryItem, fingerprint};
 use checkpoint_postgres::PostgresCheckpointStore;
+use checkpoint_subscription::{BoxFuture, HandlerResult, Subscription, TransactionalHandler};
+use sqlx::{Postgres, Transaction};
 
 const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 const SUBSCRIPTION: &str = "order-totals";
-const PARTITION: u32 = 0;
-const BATCH: u64 = 10;
+const CUSTOMERS: [&str; 3] = ["acme", "globex", "initech"];
 
-/// One event of the log: its position, the customer and the amount.
-struct OrderPlaced {
-    position: u64,
-    customer: &'static str,
-    amount: i64,
+/// The projection: adds each order's amount to its customer's total, in the batch's
+/// transaction. It never commits: the subscription commits after advancing the checkpoint.
+struct Totals {
+    run: String,
 }
 
-fn log() -> Vec<OrderPlaced> {
-    let customers = ["acme", "globex", "initech"];
-    (1..=30u64)
-        .map(|position| OrderPlaced {
-            position,
-            customer: customers[(position % 3) as usize],
-            amount: i64::try_from(position).unwrap_or(0) * 10,
+impl TransactionalHandler<Transaction<'static, Postgres>> for Totals {
+    fn handle<'a>(
+        &'a self,
+        transaction: &'a mut Transaction<'static, Postgres>,
+        entries: &'a [Entry],
+    ) -> BoxFuture<'a, HandlerResult> {
+        Box::pin(async move {
+            for entry in entries {
+                let text = std::str::from_utf8(&entry.payload)?;
+                let (customer, amount) = text.split_once(' ').ok_or("not `customer amount`")?;
+                let amount: i64 = amount.parse()?;
+                sqlx::query(
+                    "INSERT INTO exactly_once_example_totals (run, customer, total) \
+                     VALUES ($1, $2, $3) \
+                     ON CONFLICT (run, customer) DO UPDATE \
+                     SET total = exactly_once_example_totals.total + EXCLUDED.total",
+                )
+                .bind(&self.run)
+                .bind(customer)
+                .bind(amount)
+                .execute(&mut **transaction)
+                .await?;
+            }
+            Ok(())
         })
-        .collect()
-}
-
-/// One process of the projection: its own store (its own pool), as a separate process has.
-struct Projection {
-    name: &'static str,
-    store: PostgresCheckpointStore,
-    group: String,
-}
-
-impl Projection {
-    /// Projects the events after `from`, up to `BATCH` of them, and advances the checkpoint
-    /// from `from` to the last one, all in one transaction. Returns the new position.
-    async fn project_batch(
-        &self,
-        from: u64,
-        log: &[OrderPlaced],
-    ) -> Result<u64, Box<dyn StdError>> {
-        let batch: Vec<&OrderPlaced> = log
-            .iter()
-            .filter(|e| e.position > from)
-            .take(BATCH as usize)
-            .collect();
-        let Some(last) = batch.last() else {
-            return Ok(from);
-        };
-        let to = last.position;
-
-        let mut transaction = self.store.pool().begin().await?;
-        for event in &batch {
-            sqlx::query(
-                "INSERT INTO exactly_once_example_totals (run, customer, total) \
-                 VALUES ($1, $2, $3) \
-                 ON CONFLICT (run, customer) DO UPDATE \
-                 SET total = exactly_once_example_totals.total + EXCLUDED.total",
-            )
-            .bind(&self.group)
-            .bind(event.customer)
-            .bind(event.amount)
-            .execute(&mut *transaction)
-            .await?;
-        }
-        // The checkpoint moves in the same transaction: if another process has moved it since
-        // `from`, this fails with Moved and the read-model writes above roll back with it.
-        match self
-            .store
-            .advance_in(
-                &mut transaction,
-                &self.group,
-                SUBSCRIPTION,
-                PARTITION,
-                from,
-                to,
-            )
-            .await
-        {
-            Ok(()) => {
-                transaction.commit().await?;
-                println!(
-                    "  {}: projected events {}..={to} and committed",
-                    self.name,
-                    from + 1
-                );
-                Ok(to)
-            }
-            Err(error) => {
-                transaction.rollback().await?;
-                Err(error.into())
-            }
-        }
     }
+}
+
+/// Appends orders `first..=last` (amount: 10 × the order's number).
+fn place_orders(source: &InMemorySource, first: u64, last: u64) -> Result<(), Box<dyn StdError>> {
+    for n in first..=last {
+        let customer = CUSTOMERS[(n % 3) as usize];
+        source.append(0, format!("{customer} {}", n * 10).into_bytes())?;
+    }
+    Ok(())
+}
+
+/// A process of the projection: its own store (its own pool), as a separate process has.
+async fn process(
+    name: &str,
+    url: &str,
+    source: &Arc<InMemorySource>,
+    run: &str,
+    query: Fingerprint,
+) -> Result<Subscription, Box<dyn StdError>> {
+    let store = Arc::new(PostgresCheckpointStore::connect(url).await?);
+    let name = name.to_owned();
+    let subscription = Subscription::transactional(store, source.clone(), run, SUBSCRIPTION, query)
+        .handler(Totals {
+            run: run.to_owned(),
+        })
+        .batch_size(10) // one transaction per 10 events at most
+        .worker(|worker| {
+            worker
+                .worker_id(name)
+                .lease_duration(Duration::from_secs(2))
+        })
+        .start()?;
+    Ok(subscription)
+}
+
+/// Waits until `subscription` has handled `count` entries (20 s at most).
+async fn handled(subscription: &Subscription, count: u64) -> Result<(), Box<dyn StdError>> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while subscription.stats().handled < count {
+        if Instant::now() > deadline {
+            return Err(format!("{count} events not projected within 20 s").into());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn StdError>> {
     let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned());
-    let log = log();
     // A group of its own per run, so the example can run again and again on one database.
-    let group = format!(
+    let run = format!(
         "exactly-once-example-{}",
         SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis()
     );
-    let (a, b) = two_processes(&url, &group).await?;
-
+    prepare(&url).await?;
     // The subscription's query. Its fingerprint is stored by the first claim: a later claim
     // under another query is refused, because a position only means something over the query
     // it was computed for.
-    let query = Query::new([QueryItem::new(["OrderPlaced"], ["shop:eu"])]);
-    let query_fingerprint = fingerprint(Some(&query));
+    let query = fingerprint(Some(&Query::new([QueryItem::new(
+        ["OrderPlaced"],
+        ["shop:eu"],
+    )])));
+    let source = Arc::new(InMemorySource::new(1));
+    println!("group {run}, subscription {SUBSCRIPTION}");
 
-    println!("group {group}, subscription {SUBSCRIPTION}");
-    println!("1. process A claims the checkpoint and projects a first batch");
-    let from = a
-        .store
-        .claim(&group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
-        .await?;
-    println!("  process A: claimed at position {from}");
-    a.project_batch(from, &log).await?;
+    println!(
+        "1. process A projects orders 1 to 15; process B starts under the same name and waits"
+    );
+    place_orders(&source, 1, 15)?;
+    let a = process("process-a", &url, &source, &run, query).await?;
+    handled(&a, 15).await?;
+    let b = process("process-b", &url, &source, &run, query).await?;
 
-    println!("2. process B starts under the same name; both claim and read the next batch");
-    one_batch_two_processes(&a, &b, query_fingerprint, &log).await?;
+    println!("2. process A stops (a deploy); orders 16 to 30 arrive; B resumes where A committed");
+    a.shutdown().await?; // a crash instead would lose A's open transaction, nothing committed
+    place_orders(&source, 16, 30)?;
+    handled(&b, 15).await?;
+    b.shutdown().await?; // graceful: B releases the partition
+    println!("  process B projected {} events", b.stats().handled);
 
-    println!("4. a process under the same name with a different query is refused");
-    a_changed_query_is_refused(&b).await?;
+    println!("3. a process with a changed query is refused: its partition stops, saying why");
+    let changed = Query::new([QueryItem::new(
+        ["OrderPlaced", "OrderCancelled"],
+        ["shop:eu"],
+    )]);
+    a_changed_query_is_refused(&url, &source, &run, fingerprint(Some(&changed))).await?;
 
-    println!("5. the read model counts every event exactly once");
-    the_read_model_matches_the_checkpoint(&b, &log).await
+    println!("4. the read model counts every order exactly once");
+    the_read_model_counts_every_order_once(&url, &run).await
 }
 
-/// Two processes' stores on one database (the checkpoint table and the example's read model
-/// created), projecting into `group`.
-async fn two_processes(
-    url: &str,
-    group: &str,
-) -> Result<(Projection, Projection), Box<dyn StdError>> {
-    let first = PostgresCheckpointStore::connect(url).await?;
-    first.migrate().await?;
+/// The checkpoint table and the example's read model.
+async fn prepare(url: &str) -> Result<(), Box<dyn StdError>> {
+    let store = PostgresCheckpointStore::connect(url).await?;
+    store.migrate().await?;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS exactly_once_example_totals \
          (run TEXT NOT NULL, customer TEXT NOT NULL, total BIGINT NOT NULL, \
           PRIMARY KEY (run, customer))",
     )
-    .execute(first.pool())
+    .execute(store.pool())
     .await?;
-    let a = Projection {
-        name: "process A",
-        store: first,
-        group: group.to_owned(),
-    };
-    let b = Projection {
-        name: "process B",
-        store: PostgresCheckpointStore::connect(url).await?,
-        group: group.to_owned(),
-    };
-    Ok((a, b))
+    Ok(())
 }
 
-/// Steps 2 and 3: both processes claim and read the same next batch; B commits first, and
-/// A's commit of the same batch is refused (its read-model writes roll back with it).
-async fn one_batch_two_processes(
-    a: &Projection,
-    b: &Projection,
-    query_fingerprint: Fingerprint,
-    log: &[OrderPlaced],
+/// Step 3: a process under the same name whose query changed gets the partition's lease but
+/// not its checkpoint: it projects nothing.
+async fn a_changed_query_is_refused(
+    url: &str,
+    source: &Arc<InMemorySource>,
+    run: &str,
+    changed: Fingerprint,
 ) -> Result<(), Box<dyn StdError>> {
-    let from_a = a
-        .store
-        .claim(&a.group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
-        .await?;
-    let from_b = b
-        .store
-        .claim(&b.group, SUBSCRIPTION, PARTITION, query_fingerprint, 0)
-        .await?;
-    println!("  both resume from position {from_a} / {from_b}");
-
-    println!("3. process B commits first; process A's commit of the same batch is refused");
-    b.project_batch(from_b, log).await?;
-    match a.project_batch(from_a, log).await {
-        Err(error) => match error.downcast_ref::<Error>() {
-            Some(Error::Moved { expected, current }) => {
-                println!(
-                    "  process A: stopped, the checkpoint moved (expected {expected}, it is at \
-                     {}); its read-model writes were rolled back",
-                    current.map_or("nothing".to_owned(), |p| p.to_string())
-                );
-                Ok(())
-            }
-            _ => Err(error),
-        },
-        Ok(to) => Err(format!("process A also committed up to {to}").into()),
-    }
-}
-
-/// Step 4: a claim under the same name with a different query is refused.
-async fn a_changed_query_is_refused(b: &Projection) -> Result<(), Box<dyn StdError>> {
-    let changed = Query::new([QueryItem::new(
-        ["OrderPlaced", "OrderCancelled"],
-        ["shop:eu"],
-    )]);
-    let claimed = b
-        .store
-        .claim(
-            &b.group,
-            SUBSCRIPTION,
-            PARTITION,
-            fingerprint(Some(&changed)),
-            0,
-        )
-        .await;
-    match claimed {
-        Err(Error::QueryChanged { stored, requested }) => {
+    let c = process("process-c", url, source, run, changed).await?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stats = c.stats();
+        if let Some(stopped) = stats.partitions.iter().find_map(|p| p.stopped_at) {
             println!(
-                "  refused: stored query {}…, requested {}…",
-                &stored.to_hex()[..12],
-                &requested.to_hex()[..12]
+                "  process C: stopped at position {stopped}, {} events projected",
+                stats.handled
             );
-            Ok(())
+            break;
         }
-        other => Err(format!("expected QueryChanged, got {other:?}").into()),
+        if Instant::now() > deadline {
+            return Err("the changed query was not refused within 20 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    c.shutdown().await?;
+    Ok(())
 }
 
-/// Step 5: the read model holds exactly the events up to the checkpoint, each once.
-async fn the_read_model_matches_the_checkpoint(
-    b: &Projection,
-    log: &[OrderPlaced],
+/// Step 4: the totals sum to the sum of all 30 orders, each counted once, and the checkpoint
+/// is past the last order.
+async fn the_read_model_counts_every_order_once(
+    url: &str,
+    run: &str,
 ) -> Result<(), Box<dyn StdError>> {
+    let store = PostgresCheckpointStore::connect(url).await?;
     let totals: Vec<(String, i64)> = sqlx::query_as(
         "SELECT customer, total FROM exactly_once_example_totals WHERE run = $1 ORDER BY customer",
     )
-    .bind(&b.group)
-    .fetch_all(b.store.pool())
+    .bind(run)
+    .fetch_all(store.pool())
     .await?;
-    let position = b
-        .store
-        .load(&b.group, SUBSCRIPTION, PARTITION)
-        .await?
-        .unwrap_or(0);
-    let expected: i64 = log
-        .iter()
-        .filter(|e| e.position <= position)
-        .map(|e| e.amount)
-        .sum();
-    let projected: i64 = totals.iter().map(|(_, total)| total).sum();
     for (customer, total) in &totals {
         println!("  {customer:<8} {total:>5}");
     }
+    let projected: i64 = totals.iter().map(|(_, total)| total).sum();
+    let expected: i64 = (1..=30).map(|n| n * 10).sum();
+    let position = store.load(run, SUBSCRIPTION, 0).await?;
     println!(
-        "  checkpoint at {position}; projected total {projected}, events up to it sum to {expected}"
+        "  checkpoint at {position:?}; projected total {projected}, the 30 orders sum to {expected}"
     );
-    if projected != expected {
-        return Err("the read model does not match the checkpoint".into());
+    if projected != expected || position != Some(31) {
+        return Err("the read model does not count every order exactly once".into());
     }
     Ok(())
 }

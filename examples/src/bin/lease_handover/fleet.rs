@@ -18,16 +18,25 @@ pub struct Fleet {
     completions: PathBuf,
     /// Passed to every worker as `--write-delay-ms`.
     write_delay: Duration,
+    /// Passed to every worker as `--lease-ms`.
+    lease: Duration,
     children: BTreeMap<String, Child>,
 }
 
 impl Fleet {
-    pub fn new(store: &str, group: &str, completions: &Path, write_delay: Duration) -> Self {
+    pub fn new(
+        store: &str,
+        group: &str,
+        completions: &Path,
+        write_delay: Duration,
+        lease: Duration,
+    ) -> Self {
         Self {
             store: store.to_owned(),
             group: group.to_owned(),
             completions: completions.to_owned(),
             write_delay,
+            lease,
             children: BTreeMap::new(),
         }
     }
@@ -44,6 +53,8 @@ impl Fleet {
             .args([
                 "--write-delay-ms".to_owned(),
                 self.write_delay.as_millis().to_string(),
+                "--lease-ms".to_owned(),
+                self.lease.as_millis().to_string(),
             ])
             .stdin(Stdio::piped())
             // A supervisor that fails leaves no worker behind (SIGKILL works on a stopped one).
@@ -52,6 +63,11 @@ impl Fleet {
         let pid = child.id().ok_or("the worker process has no id")?;
         self.children.insert(worker_id.to_owned(), child);
         Ok(pid)
+    }
+
+    /// The workers' lease duration.
+    pub fn lease(&self) -> Duration {
+        self.lease
     }
 
     /// Sends `signal` (`KILL`, `STOP`, `CONT`, `TERM`) to the worker with the `kill` command.

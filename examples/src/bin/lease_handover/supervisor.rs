@@ -13,7 +13,7 @@ use crate::fleet::Fleet;
 use crate::ownership::{Owners, balanced, describe, held_by, taken_from};
 use crate::synthetic::{self, PARTITIONS};
 use crate::verdict::{self, Stops};
-use crate::{BoxError, LEASE, RENEW_INTERVAL, SUBSCRIPTION};
+use crate::{BoxError, SUBSCRIPTION, renew_interval};
 
 /// How long the workers may take to finish the log once the last step is done.
 const FINISH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -27,6 +27,8 @@ pub struct Options {
     pub summary: Option<PathBuf>,
     /// Passed on to every worker process (`--write-delay-ms`).
     pub write_delay: Duration,
+    /// Passed on to every worker process (`--lease-ms`).
+    pub lease: Duration,
 }
 
 /// A run's place on disk: the SQLite store when none was given, and the completion log.
@@ -57,7 +59,9 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         synthetic::ENTRIES_PER_PARTITION
     );
     println!(
-        "leases of {LEASE:?}, renewed every {RENEW_INTERVAL:?}; completion log: {}",
+        "leases of {:?}, renewed every {:?}; completion log: {}",
+        options.lease,
+        renew_interval(options.lease),
         scratch.completions.display()
     );
     if !options.write_delay.is_zero() {
@@ -77,6 +81,7 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         &group,
         &scratch.completions,
         options.write_delay,
+        options.lease,
     );
     let started = Instant::now();
     let kept = |error: BoxError| format!("{error}\n(files kept in {})", scratch.dir.display());
@@ -207,7 +212,8 @@ async fn kill_one(
         .await?;
     let took = killed_at.elapsed();
     println!(
-        "   taken over and balanced {took:.1?} after the kill (lease {LEASE:?}):\n{}",
+        "   taken over and balanced {took:.1?} after the kill (lease {:?}):\n{}",
+        fleet.lease(),
         describe(&table)
     );
     Ok(took.as_millis())

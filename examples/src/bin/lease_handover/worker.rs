@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use crate::completions::{CompletionLog, Exit};
 use crate::slow::SlowWrites;
 use crate::synthetic::{self, PARTITIONS, Random};
-use crate::{BoxError, DRAIN_TIMEOUT, LEASE, RENEW_INTERVAL, SUBSCRIPTION};
+use crate::{BoxError, DRAIN_TIMEOUT, SUBSCRIPTION, renew_interval};
 
 /// Entries of one partition running at once: handlers finish them out of order.
 const IN_FLIGHT: usize = 2;
@@ -31,6 +31,8 @@ pub struct WorkerArgs {
     pub completions: PathBuf,
     /// How long each checkpoint write waits before it goes to the store (zero: none).
     pub write_delay: Duration,
+    /// The lease's duration (`--lease-ms`), renewed every sixth of it.
+    pub lease: Duration,
 }
 
 /// What every partition task of the process shares.
@@ -52,8 +54,8 @@ pub async fn run(args: WorkerArgs) -> Result<(), BoxError> {
     let (worker, mut assignments) =
         Worker::builder(Arc::clone(&store), &args.group, SUBSCRIPTION, PARTITIONS)
             .worker_id(&args.worker_id)
-            .lease_duration(LEASE)
-            .renew_interval(RENEW_INTERVAL)
+            .lease_duration(args.lease)
+            .renew_interval(renew_interval(args.lease))
             .drain_timeout(DRAIN_TIMEOUT)
             .start()?;
     let context = Arc::new(Context {
