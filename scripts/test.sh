@@ -46,6 +46,7 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The examples' backends are features (off in the workspace run above): lint them all too.
 cargo clippy -p checkpoint-examples --all-features --all-targets --locked -- -D warnings
+cargo clippy -p checkpoint-bench --features crash --all-targets --locked -- -D warnings
 
 log "Tests (DATABASE_URL, REDIS_URL, NATS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
 # The checkpoint command's tests (checkpoint-store-cli, tests/cli) run the built binary against
@@ -70,6 +71,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # (checkpoint-store-cli, a binary) too: it is meant to be installable from its package.
 published=(
   checkpoint-core checkpoint-conformance checkpoint-committer checkpoint-worker
+  checkpoint-subscription
   checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
   checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
   checkpoint-store-cli
@@ -108,4 +110,4 @@ log "Examples"
 bash scripts/examples.sh
 
 log "Benchmark smoke run (round trips checked, timings printed, never asserted)"
-cargo run --locked -p checkpoint-bench -- --smoke
+cargo run --locked -p checkpoint-bench --features crash -- --smoke

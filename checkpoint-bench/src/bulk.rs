@@ -1,6 +1,9 @@
 //! The raw bulk floor of `save_all`: the same rows written by one unconditional upsert (SQL)
 //! or `HSET` (Redis), without the forward-only condition or the tombstone check, sent as the
 //! store sends its batch. `save_all` ÷ this floor is what the store's guarantees cost a batch.
+//! On Redis a second floor, the script floor, is the least any server-side conditional batch
+//! does (a script that reads every field and writes them all back), so the page can say how
+//! much of `save_all`'s cost is the scripting itself and how much the store's own checks.
 
 use std::sync::Arc;
 
@@ -114,6 +117,46 @@ pub fn redis(manager: ConnectionManager, chunk: usize, group_key: GroupKey) -> B
                     command
                         .arg(format!("{}:{}", row.partition, row.subscription))
                         .arg(row.position.to_string());
+                }
+                command.ignore();
+            }
+            pipeline.query_async::<()>(&mut manager).await?;
+            Ok(())
+        })
+    })
+}
+
+/// The script floor on Redis: what every script that moves hash fields conditionally must do at
+/// the least, one `HMGET` of the fields and one `HSET` of them all, with nothing checked or
+/// compared. `ARGV` is the fields, then their positions, as the store's `save_all.lua` takes
+/// them. Sent with `EVAL` (the server hashes these few bytes and runs its cached copy).
+const REDIS_SCRIPT_FLOOR: &str = "local n = #ARGV / 2 \
+    redis.call('HMGET', KEYS[1], unpack(ARGV, 1, n)) \
+    local pairs = {} \
+    for i = 1, n do pairs[2 * i - 1] = ARGV[i]; pairs[2 * i] = ARGV[n + i] end \
+    redis.call('HSET', KEYS[1], unpack(pairs)) \
+    return n";
+
+/// Redis: the script floor (see [`REDIS_SCRIPT_FLOOR`]) per chunk of `chunk` entries, all
+/// chunks in one pipeline, as the store sends its `save_all` scripts.
+pub fn redis_script(manager: ConnectionManager, chunk: usize, group_key: GroupKey) -> BulkFn {
+    Arc::new(move |group: Arc<str>, rows: Arc<Vec<Checkpoint>>| {
+        let mut manager = manager.clone();
+        let key = group_key(&group);
+        Box::pin(async move {
+            let key = key?;
+            let mut pipeline = redis::pipe();
+            for slice in rows.chunks(chunk) {
+                let command = pipeline
+                    .cmd("EVAL")
+                    .arg(REDIS_SCRIPT_FLOOR)
+                    .arg(1)
+                    .arg(&key);
+                for row in slice {
+                    command.arg(format!("{}:{}", row.partition, row.subscription));
+                }
+                for row in slice {
+                    command.arg(row.position.to_string());
                 }
                 command.ignore();
             }

@@ -28,7 +28,7 @@ const GROUPS_TABLE: &str = "checkpoint_bench_groups";
 // on purpose: the store's save now adds the tombstone's terms to the condition
 // (`AND attribute_not_exists(retired) AND attribute_not_exists(pending)`) and asks for the old
 // item on a refusal, so the ratio of the store's save to this row is what the tombstone costs
-// a normal save (BENCHMARKS.md).
+// a normal save (docs/performance.md, "The tombstone check").
 const SAVE_UPDATE: &str = "SET #pos = :pos, #sub = :sub, #part = :part, #at = :at";
 const SAVE_CONDITION: &str = "attribute_not_exists(#pos) OR #pos < :pos";
 
@@ -137,6 +137,8 @@ pub async fn setup(smoke: bool) -> Result<Backend, BenchError> {
     })
 }
 
+/// The store on `client`, and the same client sending `GetItem` of a missing key, the
+/// store's former conditional `UpdateItem`, the raw `Query` and the hand-written save.
 fn subject(client: Client) -> Result<Subject, BenchError> {
     // No store timeout: the emulator serves one request at a time, so a request can wait
     // behind others for longer than the default 5 s; the bench measures, it does not bound.
@@ -162,48 +164,7 @@ fn subject(client: Client) -> Result<Subject, BenchError> {
         let client = client.clone();
         Arc::new(move |args: SaveArgs| {
             let client = client.clone();
-            Box::pin(async move {
-                let sent = client
-                    .update_item()
-                    .table_name(TABLE)
-                    .set_key(Some(primary_key(
-                        &args.group,
-                        &args.subscription,
-                        args.partition,
-                    )))
-                    .update_expression(SAVE_UPDATE)
-                    .condition_expression(SAVE_CONDITION)
-                    .expression_attribute_names("#pos", "position")
-                    .expression_attribute_names("#sub", "subscription")
-                    .expression_attribute_names("#part", "partition")
-                    .expression_attribute_names("#at", "updated_at")
-                    .expression_attribute_values(
-                        ":pos",
-                        AttributeValue::N(args.position.to_string()),
-                    )
-                    .expression_attribute_values(
-                        ":sub",
-                        AttributeValue::S(args.subscription.to_string()),
-                    )
-                    .expression_attribute_values(
-                        ":part",
-                        AttributeValue::N(args.partition.to_string()),
-                    )
-                    .expression_attribute_values(":at", now_millis())
-                    .send()
-                    .await;
-                match sent {
-                    Ok(_) => Ok(()),
-                    Err(error)
-                        if error
-                            .as_service_error()
-                            .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-                    {
-                        Ok(())
-                    }
-                    Err(error) => Err(error.into()),
-                }
-            })
+            Box::pin(async move { raw_update(&client, &args).await })
         })
     };
     let hand_save: SaveFn = {
@@ -213,36 +174,10 @@ fn subject(client: Client) -> Result<Subject, BenchError> {
             Box::pin(async move { hand_written_save(&client, &args).await })
         })
     };
-    let raw_list: ListFn = {
+    let raw_list: ListFn = Arc::new(move |group: Arc<str>| {
         let client = client.clone();
-        Arc::new(move |group: Arc<str>| {
-            let client = client.clone();
-            Box::pin(async move {
-                let mut rows = 0;
-                let mut start_key = None;
-                loop {
-                    let page = client
-                        .query()
-                        .table_name(TABLE)
-                        .key_condition_expression("#g = :g")
-                        .projection_expression("#k, #pos")
-                        .expression_attribute_names("#g", "group")
-                        .expression_attribute_names("#k", "key")
-                        .expression_attribute_names("#pos", "position")
-                        .expression_attribute_values(":g", AttributeValue::S(group.to_string()))
-                        .consistent_read(true)
-                        .set_exclusive_start_key(start_key.take())
-                        .send()
-                        .await?;
-                    rows += page.items().len();
-                    match page.last_evaluated_key {
-                        Some(key) if !key.is_empty() => start_key = Some(key),
-                        _ => return Ok(rows),
-                    }
-                }
-            })
-        })
-    };
+        Box::pin(async move { query_all(&client, &group).await })
+    });
     Ok(Subject {
         store: Arc::new(store),
         floor,
@@ -251,7 +186,72 @@ fn subject(client: Client) -> Result<Subject, BenchError> {
         hand_save,
         raw_list,
         raw_save_all: None,
+        script_save_all: None,
+        acquire_floor: None,
     })
+}
+
+/// The store's save request as it was (see [`SAVE_UPDATE`]), sent by the SDK directly; a
+/// refusal (the position is not behind) is a save that had nothing to do, as in the store.
+async fn raw_update(client: &Client, args: &SaveArgs) -> Result<(), BenchError> {
+    let sent = client
+        .update_item()
+        .table_name(TABLE)
+        .set_key(Some(primary_key(
+            &args.group,
+            &args.subscription,
+            args.partition,
+        )))
+        .update_expression(SAVE_UPDATE)
+        .condition_expression(SAVE_CONDITION)
+        .expression_attribute_names("#pos", "position")
+        .expression_attribute_names("#sub", "subscription")
+        .expression_attribute_names("#part", "partition")
+        .expression_attribute_names("#at", "updated_at")
+        .expression_attribute_values(":pos", AttributeValue::N(args.position.to_string()))
+        .expression_attribute_values(":sub", AttributeValue::S(args.subscription.to_string()))
+        .expression_attribute_values(":part", AttributeValue::N(args.partition.to_string()))
+        .expression_attribute_values(":at", now_millis())
+        .send()
+        .await;
+    match sent {
+        Ok(_) => Ok(()),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The raw query behind `list`: every page of the group's items, consistent, keys and
+/// positions only; the number of items read.
+async fn query_all(client: &Client, group: &str) -> Result<usize, BenchError> {
+    let mut rows = 0;
+    let mut start_key = None;
+    loop {
+        let page = client
+            .query()
+            .table_name(TABLE)
+            .key_condition_expression("#g = :g")
+            .projection_expression("#k, #pos")
+            .expression_attribute_names("#g", "group")
+            .expression_attribute_names("#k", "key")
+            .expression_attribute_names("#pos", "position")
+            .expression_attribute_values(":g", AttributeValue::S(group.to_owned()))
+            .consistent_read(true)
+            .set_exclusive_start_key(start_key.take())
+            .send()
+            .await?;
+        rows += page.items().len();
+        match page.last_evaluated_key {
+            Some(key) if !key.is_empty() => start_key = Some(key),
+            _ => return Ok(rows),
+        }
+    }
 }
 
 /// What a user writes without a conditional update on the position: a consistent `GetItem`,

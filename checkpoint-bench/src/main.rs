@@ -3,7 +3,7 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench --features crash -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
@@ -11,8 +11,10 @@
 //! a round-trip count differs from what the store documents. Timings are never asserted.
 //! `--workloads committer` runs only the committer's rows (see `committer.rs`), `stores` only
 //! the stores', `workers` only the workers' (see `workers/mod.rs`: PostgreSQL, Redis, SQLite
-//! and the in-memory store); all three by default. `scale` is one of the workers' rows on its
-//! own (10,000 partitions over 100 workers, on PostgreSQL and in memory), part of `workers`.
+//! and the in-memory store), `subscriptions` only the subscriptions' (see
+//! `subscriptions/mod.rs`: each source and store pair, NATS included); all four by default.
+//! `scale` is one of the workers' rows on its own (10,000 partitions over 100 workers, on
+//! PostgreSQL and in memory), part of `workers`.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -22,7 +24,9 @@ mod allocator;
 mod bulk;
 mod committer;
 mod dynamodb;
+mod lease_floor;
 mod measure;
+mod page;
 mod postgres;
 mod redis;
 mod report;
@@ -30,6 +34,7 @@ mod sql;
 mod sqlite;
 mod stores;
 mod subject;
+mod subscriptions;
 mod workers;
 
 use std::process::ExitCode;
@@ -38,8 +43,9 @@ use std::time::{Duration, Instant};
 use crate::report::{Row, Target};
 use crate::subject::{BenchError, context};
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale] [--markdown PATH]";
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]";
 const ALL_BACKENDS: [&str; 4] = ["postgres", "redis", "dynamodb", "sqlite"];
+const WORKLOADS: [&str; 5] = ["stores", "committer", "workers", "scale", "subscriptions"];
 pub(crate) const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
 /// How much of each workload to run.
@@ -94,7 +100,30 @@ struct Args {
     workers: bool,
     /// The workers' scale row alone (part of `workers`).
     scale: bool,
+    /// The subscriptions' workloads (`subscriptions/mod.rs`).
+    subscriptions: bool,
     markdown: Option<std::path::PathBuf>,
+}
+
+impl Args {
+    /// The backends and workloads this run covers, as the page's header says them.
+    fn scope(&self) -> String {
+        let workloads: Vec<&str> = [
+            (self.stores, "stores"),
+            (self.committer, "committer"),
+            (self.workers, "workers (scale included)"),
+            (self.scale && !self.workers, "scale"),
+            (self.subscriptions, "subscriptions"),
+        ]
+        .into_iter()
+        .filter_map(|(chosen, name)| chosen.then_some(name))
+        .collect();
+        format!(
+            "backends {}; workloads {}",
+            self.backends.join(", "),
+            workloads.join(", ")
+        )
+    }
 }
 
 fn parse_args() -> Result<Args, BenchError> {
@@ -105,6 +134,7 @@ fn parse_args() -> Result<Args, BenchError> {
         committer: true,
         workers: true,
         scale: false,
+        subscriptions: true,
         markdown: None,
     };
     let mut it = std::env::args().skip(1);
@@ -125,16 +155,14 @@ fn parse_args() -> Result<Args, BenchError> {
             "--workloads" => {
                 let list = it.next().ok_or(USAGE)?;
                 let chosen: Vec<&str> = list.split(',').map(str::trim).collect();
-                if let Some(unknown) = chosen
-                    .iter()
-                    .find(|w| !["stores", "committer", "workers", "scale"].contains(w))
-                {
+                if let Some(unknown) = chosen.iter().find(|w| !WORKLOADS.contains(w)) {
                     return Err(format!("unknown workload {unknown:?}; {USAGE}").into());
                 }
                 args.stores = chosen.contains(&"stores");
                 args.committer = chosen.contains(&"committer");
                 args.workers = chosen.contains(&"workers");
                 args.scale = chosen.contains(&"scale");
+                args.subscriptions = chosen.contains(&"subscriptions");
             }
             "--markdown" => args.markdown = Some(it.next().ok_or(USAGE)?.into()),
             "-h" | "--help" => {
@@ -186,6 +214,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     let plan = Plan::new(args.smoke);
     let max_concurrency = CONCURRENCIES.iter().copied().max().unwrap_or(1);
     let started = Instant::now();
+    let (commit, date, load_before) = (page::commit(), page::now(), page::load());
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     let mut mismatches = Vec::new();
@@ -198,7 +227,9 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     } else {
         None
     };
-    for name in &args.backends {
+    // The subscriptions' rows connect to their own servers: alone, they set up no backend.
+    let per_backend = args.stores || args.committer || args.workers || args.scale;
+    for name in args.backends.iter().filter(|_| per_backend) {
         eprintln!("checkpoint-bench: {name}: setting up");
         let sqlite_path = sqlite::database_path();
         let backend = match name.as_str() {
@@ -207,9 +238,9 @@ async fn run(args: Args) -> Result<bool, BenchError> {
             "dynamodb" => dynamodb::setup(plan.smoke).await?,
             _ => sqlite::setup(&sqlite_path, max_concurrency).await?,
         };
-        servers.push(format!("- {}: {}", backend.name, backend.server));
+        servers.push(format!("- Server ({}): {}", backend.name, backend.server));
         if !backend.note.is_empty() {
-            notes.push(format!("- {}: {}", backend.name, backend.note));
+            notes.push(format!("- Note ({}): {}", backend.name, backend.note));
         }
         let result = run_workloads(&args, plan, &backend, max_concurrency).await;
         drop(backend);
@@ -227,6 +258,11 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         figures.extend(found.figures);
         mismatches.extend(found.mismatches);
     }
+    let subscriptions = if args.subscriptions {
+        subscriptions::run(plan.smoke, &args.backends).await?
+    } else {
+        Vec::new()
+    };
     if let Some((in_process_rows, in_process_targets)) = in_process {
         rows.extend(in_process_rows);
         targets.extend(in_process_targets);
@@ -237,41 +273,24 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     } else {
         "full"
     };
-    let header = format!(
-        "Mode: {mode}. Machine: {}. Ran in {:.0} s.\n\n{}\n\n{}\n\n",
-        machine(),
-        started.elapsed().as_secs_f64(),
-        servers.join("\n"),
-        notes.join("\n"),
-    );
-    let markdown = render(header, &rows, &targets, &figures);
+    let run = page::Run {
+        commit,
+        date,
+        mode,
+        machine: page::machine(),
+        load_before,
+        load_after: page::load(),
+        seconds: started.elapsed().as_secs_f64(),
+        scope: args.scope(),
+        servers,
+        notes,
+    };
+    let markdown = page::render(&run, &rows, &targets, &figures, &subscriptions);
     println!("{markdown}");
     if let Some(path) = &args.markdown {
         std::fs::write(path, &markdown).map_err(context(format!("writing {}", path.display())))?;
     }
     Ok(verdict(&mismatches))
-}
-
-/// The whole report: the header, then the tables of the workloads that ran (`--workloads
-/// workers` fills neither of the first two).
-fn render(
-    mut markdown: String,
-    rows: &[Row],
-    targets: &[Target],
-    figures: &[workers::Figure],
-) -> String {
-    if !rows.is_empty() {
-        markdown.push_str(&report::figures(rows));
-        markdown.push('\n');
-        markdown.push_str(report::LEGEND);
-        markdown.push_str("\n\n");
-    }
-    if !targets.is_empty() {
-        markdown.push_str(&report::targets(targets));
-        markdown.push('\n');
-    }
-    markdown.push_str(&workers::tables(figures));
-    markdown
 }
 
 /// Says whether every structural count was the documented one; `false` fails the run.
@@ -326,34 +345,6 @@ async fn run_workloads(
         outcome.mismatches.extend(found.mismatches);
     }
     Ok(outcome)
-}
-
-/// The machine in one line: CPUs, memory, CPU model.
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    let memory = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|line| line.strip_prefix("MemTotal:"))
-                .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or_else(
-            || "unknown memory".to_owned(),
-            |kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0),
-        );
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find_map(|line| line.strip_prefix("model name"))
-                .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    format!(
-        "{cpus} CPUs ({model}), {memory}, {}",
-        std::env::consts::ARCH
-    )
 }
 
 #[derive(Default)]

@@ -52,6 +52,11 @@ impl Samples {
     pub fn len(&self) -> usize {
         self.0.len()
     }
+
+    /// Whether no sample was taken (an op the backend does not have).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Latency of each of `ops` at concurrency 1, interleaved: `rounds` rounds, each running

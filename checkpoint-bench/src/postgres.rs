@@ -115,6 +115,7 @@ fn subject(pool: PgPool) -> Result<Subject, BenchError> {
     // The very statements the store sends, as the store renders them for the bench table.
     let (save, list) = (store.save_sql().into(), store.list_sql().into());
     let bulk = crate::bulk::postgres(pool.clone());
+    let pool_for_floor = pool.clone();
     let mut subject = sql::subject(
         pool,
         Arc::new(store),
@@ -130,6 +131,7 @@ fn subject(pool: PgPool) -> Result<Subject, BenchError> {
         },
     );
     subject.raw_save_all = Some(bulk);
+    subject.acquire_floor = Some(crate::lease_floor::postgres(pool_for_floor, TABLE));
     Ok(subject)
 }
 

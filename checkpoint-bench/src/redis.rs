@@ -119,6 +119,9 @@ async fn delete_bench_keys(
     Ok(())
 }
 
+/// The store on a `ConnectionManager`, and the same connection type running `PING`, the
+/// store's script, `HGETALL` and the hand-written save (on `hand_connections` connections of
+/// its own).
 async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subject, BenchError> {
     let manager = client
         .get_connection_manager()
@@ -126,94 +129,115 @@ async fn subject(client: &redis::Client, hand_connections: u32) -> Result<Subjec
         .map_err(context("Redis connection"))?;
     let store = RedisCheckpointStore::new(manager.clone()).with_key_prefix(PREFIX)?;
     // The key the store uses for a group, from its public API.
-    let group_key = {
+    let group_key: GroupKey = {
         let store = store.clone();
         Arc::new(move |group: &str| store.group_key(group))
     };
-    let bulk_key = {
+    let bulk_key: crate::bulk::GroupKey = {
         let store = store.clone();
         Arc::new(move |group: &str| store.group_key(group))
     };
+    let hand_save = hand_save(client, hand_connections, Arc::clone(&group_key)).await?;
+    Ok(Subject {
+        store: Arc::new(store),
+        floor: ping(&manager),
+        commit_floor: None,
+        raw_save: raw_save(&manager, Arc::clone(&group_key)),
+        hand_save,
+        raw_list: raw_list(&manager, group_key),
+        raw_save_all: Some(crate::bulk::redis(
+            manager.clone(),
+            SAVE_ALL_CHUNK,
+            Arc::clone(&bulk_key),
+        )),
+        script_save_all: Some(crate::bulk::redis_script(manager, SAVE_ALL_CHUNK, bulk_key)),
+        acquire_floor: None,
+    })
+}
 
-    let floor: UnitFn = {
-        let manager = manager.clone();
-        Arc::new(move || {
-            let mut manager = manager.clone();
-            Box::pin(async move {
-                redis::cmd("PING")
-                    .query_async::<String>(&mut manager)
-                    .await?;
-                Ok(())
-            })
+/// The key of a group's hash, as the store names it.
+type GroupKey = Arc<dyn Fn(&str) -> Result<String, checkpoint_core::Error> + Send + Sync>;
+
+/// `PING`: the floor.
+fn ping(manager: &ConnectionManager) -> UnitFn {
+    let manager = manager.clone();
+    Arc::new(move || {
+        let mut manager = manager.clone();
+        Box::pin(async move {
+            redis::cmd("PING")
+                .query_async::<String>(&mut manager)
+                .await?;
+            Ok(())
         })
-    };
+    })
+}
+
+/// The store's own save script, invoked through `redis::Script` without the store.
+fn raw_save(manager: &ConnectionManager, group_key: GroupKey) -> SaveFn {
+    let manager = manager.clone();
     let script = Arc::new(Script::new(SAVE_SCRIPT));
-    let raw_save: SaveFn = {
-        let (manager, group_key) = (manager.clone(), Arc::clone(&group_key));
-        Arc::new(move |args: SaveArgs| {
-            let (mut manager, script) = (manager.clone(), Arc::clone(&script));
-            let key = group_key(&args.group);
-            Box::pin(async move {
-                let key = key?;
-                // The group's retired set, which the script checks (`<group key>:retired`).
-                let retired = format!("{key}:retired");
-                script
-                    .key(key)
-                    .key(retired)
-                    .arg(format!("{}:{}", args.partition, args.subscription))
-                    .arg(args.position.to_string())
-                    .invoke_async::<i64>(&mut manager)
-                    .await?;
-                Ok(())
-            })
+    Arc::new(move |args: SaveArgs| {
+        let (mut manager, script) = (manager.clone(), Arc::clone(&script));
+        let key = group_key(&args.group);
+        Box::pin(async move {
+            let key = key?;
+            // The group's retired set, which the script checks (`<group key>:retired`).
+            let retired = format!("{key}:retired");
+            script
+                .key(key)
+                .key(retired)
+                .arg(format!("{}:{}", args.partition, args.subscription))
+                .arg(args.position.to_string())
+                .invoke_async::<i64>(&mut manager)
+                .await?;
+            Ok(())
         })
-    };
+    })
+}
+
+/// [`hand_written_save`] on `connections` connections of its own, a save taking the one of
+/// its partition.
+async fn hand_save(
+    client: &redis::Client,
+    connections: u32,
+    group_key: GroupKey,
+) -> Result<SaveFn, BenchError> {
     // WATCH belongs to a connection, so the hand-written save cannot share a multiplexed one:
     // each worker gets its own connection, as a user would have to arrange.
-    let mut connections = Vec::new();
-    for _ in 0..hand_connections {
-        connections.push(Arc::new(Mutex::new(
+    let mut opened = Vec::new();
+    for _ in 0..connections {
+        opened.push(Arc::new(Mutex::new(
             client
                 .get_multiplexed_async_connection()
                 .await
                 .map_err(context("Redis connection for WATCH"))?,
         )));
     }
-    let connections = Arc::new(connections);
-    let hand_save: SaveFn = {
-        let group_key = Arc::clone(&group_key);
-        Arc::new(move |args: SaveArgs| {
-            let connections = Arc::clone(&connections);
-            let key = group_key(&args.group);
-            Box::pin(async move {
-                let slot = args.partition as usize % connections.len();
-                let mut connection = connections[slot].lock().await;
-                hand_written_save(&mut connection, &key?, &args).await
-            })
+    let connections = Arc::new(opened);
+    Ok(Arc::new(move |args: SaveArgs| {
+        let connections = Arc::clone(&connections);
+        let key = group_key(&args.group);
+        Box::pin(async move {
+            let slot = args.partition as usize % connections.len();
+            let mut connection = connections[slot].lock().await;
+            hand_written_save(&mut connection, &key?, &args).await
         })
-    };
-    let raw_list: ListFn = {
-        let manager = manager.clone();
-        Arc::new(move |group: Arc<str>| {
-            let mut manager = manager.clone();
-            let key = group_key(&group);
-            Box::pin(async move {
-                let flat: Vec<Vec<u8>> = redis::cmd("HGETALL")
-                    .arg(key?)
-                    .query_async(&mut manager)
-                    .await?;
-                Ok(flat.len() / 2)
-            })
+    }))
+}
+
+/// `HGETALL` of the group's hash: the raw query behind `list`.
+fn raw_list(manager: &ConnectionManager, group_key: GroupKey) -> ListFn {
+    let manager = manager.clone();
+    Arc::new(move |group: Arc<str>| {
+        let mut manager = manager.clone();
+        let key = group_key(&group);
+        Box::pin(async move {
+            let flat: Vec<Vec<u8>> = redis::cmd("HGETALL")
+                .arg(key?)
+                .query_async(&mut manager)
+                .await?;
+            Ok(flat.len() / 2)
         })
-    };
-    Ok(Subject {
-        store: Arc::new(store),
-        floor,
-        commit_floor: None,
-        raw_save,
-        hand_save,
-        raw_list,
-        raw_save_all: Some(crate::bulk::redis(manager, SAVE_ALL_CHUNK, bulk_key)),
     })
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use sqlx::{AssertSqlSafe, Database, Encode, Executor, FromRow, IntoArguments, Pool, Type};
 
-use crate::subject::{BenchStore, ListFn, SaveArgs, SaveFn, Subject, UnitFn};
+use crate::subject::{BenchError, BenchStore, ListFn, SaveArgs, SaveFn, Subject, UnitFn};
 
 /// The statements of a hand-written save: open a write transaction, read the position under
 /// it, compare in the client, then insert or update, and commit. `$1`…`$4` (or `?1`…`?4`) are
@@ -47,80 +47,11 @@ where
     (i64,): for<'r> FromRow<'r, DB::Row>,
     (String, i64, i64): for<'r> FromRow<'r, DB::Row>,
 {
-    let statement = |sql: &'static str| -> UnitFn {
-        let pool = pool.clone();
-        Arc::new(move || {
-            let pool = pool.clone();
-            Box::pin(async move {
-                sqlx::query(sql).execute(&pool).await?;
-                Ok(())
-            })
-        })
-    };
-    let floor = statement("SELECT 1");
-    let commit_floor = requests.commit_floor.map(statement);
-    let raw_save: SaveFn = {
-        let (pool, sql) = (pool.clone(), requests.save);
-        Arc::new(move |args: SaveArgs| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&sql));
-            Box::pin(async move {
-                sqlx::query(AssertSqlSafe(sql))
-                    .bind(&*args.group)
-                    .bind(&*args.subscription)
-                    .bind(i64::from(args.partition))
-                    .bind(i64::try_from(args.position)?)
-                    .execute(&pool)
-                    .await?;
-                Ok(())
-            })
-        })
-    };
-    let hand_save: SaveFn = {
-        let (pool, hand) = (pool.clone(), Arc::new(requests.hand_written));
-        Arc::new(move |args: SaveArgs| {
-            let (pool, hand) = (pool.clone(), Arc::clone(&hand));
-            Box::pin(async move {
-                let position = i64::try_from(args.position)?;
-                let partition = i64::from(args.partition);
-                let mut transaction = pool.begin_with(hand.begin).await?;
-                let stored: Option<i64> = sqlx::query_scalar(hand.select)
-                    .bind(&*args.group)
-                    .bind(&*args.subscription)
-                    .bind(partition)
-                    .fetch_optional(&mut *transaction)
-                    .await?;
-                let write = match stored {
-                    None => Some(hand.insert),
-                    Some(stored) if stored < position => Some(hand.update),
-                    Some(_) => None,
-                };
-                if let Some(sql) = write {
-                    sqlx::query(sql)
-                        .bind(&*args.group)
-                        .bind(&*args.subscription)
-                        .bind(partition)
-                        .bind(position)
-                        .execute(&mut *transaction)
-                        .await?;
-                }
-                transaction.commit().await?;
-                Ok(())
-            })
-        })
-    };
-    let raw_list: ListFn = {
-        let (pool, sql) = (pool, requests.list);
-        Arc::new(move |group: Arc<str>| {
-            let (pool, sql) = (pool.clone(), Arc::clone(&sql));
-            Box::pin(async move {
-                let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
-                    .bind(&*group)
-                    .fetch_all(&pool)
-                    .await?;
-                Ok(rows.len())
-            })
-        })
-    };
+    let floor = statement(&pool, "SELECT 1");
+    let commit_floor = requests.commit_floor.map(|sql| statement(&pool, sql));
+    let raw_save = raw_save(&pool, requests.save);
+    let hand_save = hand_save(&pool, requests.hand_written);
+    let raw_list = raw_list(pool, requests.list);
     Subject {
         store,
         floor,
@@ -129,5 +60,130 @@ where
         hand_save,
         raw_list,
         raw_save_all: None,
+        script_save_all: None,
+        acquire_floor: None,
     }
+}
+
+/// One fixed statement on the pool, its result ignored: the floors.
+fn statement<DB>(pool: &Pool<DB>, sql: &'static str) -> UnitFn
+where
+    DB: Database,
+    for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+{
+    let pool = pool.clone();
+    Arc::new(move || {
+        let pool = pool.clone();
+        Box::pin(async move {
+            sqlx::query(sql).execute(&pool).await?;
+            Ok(())
+        })
+    })
+}
+
+/// The store's own save statement, `sql`, sent on the pool without the store.
+fn raw_save<DB>(pool: &Pool<DB>, sql: Arc<str>) -> SaveFn
+where
+    DB: Database,
+    for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'t> &'t str: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+{
+    let pool = pool.clone();
+    Arc::new(move |args: SaveArgs| {
+        let (pool, sql) = (pool.clone(), Arc::clone(&sql));
+        Box::pin(async move {
+            sqlx::query(AssertSqlSafe(sql))
+                .bind(&*args.group)
+                .bind(&*args.subscription)
+                .bind(i64::from(args.partition))
+                .bind(i64::try_from(args.position)?)
+                .execute(&pool)
+                .await?;
+            Ok(())
+        })
+    })
+}
+
+/// The hand-written save of [`hand_written_save`] on the pool.
+fn hand_save<DB>(pool: &Pool<DB>, hand: HandWritten) -> SaveFn
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'t> &'t str: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+{
+    let (pool, hand) = (pool.clone(), Arc::new(hand));
+    Arc::new(move |args: SaveArgs| {
+        let (pool, hand) = (pool.clone(), Arc::clone(&hand));
+        Box::pin(async move { hand_written_save(&pool, &hand, &args).await })
+    })
+}
+
+/// What a user writes without the store's upsert: in one transaction, read the stored
+/// position, compare in the client, then insert or move it forward (nothing when it is not
+/// behind), and commit.
+async fn hand_written_save<DB>(
+    pool: &Pool<DB>,
+    hand: &HandWritten,
+    args: &SaveArgs,
+) -> Result<(), BenchError>
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'t> &'t str: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+{
+    let position = i64::try_from(args.position)?;
+    let partition = i64::from(args.partition);
+    let mut transaction = pool.begin_with(hand.begin).await?;
+    let stored: Option<i64> = sqlx::query_scalar(hand.select)
+        .bind(&*args.group)
+        .bind(&*args.subscription)
+        .bind(partition)
+        .fetch_optional(&mut *transaction)
+        .await?;
+    let write = match stored {
+        None => Some(hand.insert),
+        Some(stored) if stored < position => Some(hand.update),
+        Some(_) => None,
+    };
+    if let Some(sql) = write {
+        sqlx::query(sql)
+            .bind(&*args.group)
+            .bind(&*args.subscription)
+            .bind(partition)
+            .bind(position)
+            .execute(&mut *transaction)
+            .await?;
+    }
+    transaction.commit().await?;
+    Ok(())
+}
+
+/// The store's own list statement, `sql`, on the pool without the store: the rows it read.
+fn raw_list<DB>(pool: Pool<DB>, sql: Arc<str>) -> ListFn
+where
+    DB: Database,
+    for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'t> &'t str: Encode<'t, DB> + Type<DB>,
+    (String, i64, i64): for<'r> FromRow<'r, DB::Row>,
+{
+    Arc::new(move |group: Arc<str>| {
+        let (pool, sql) = (pool.clone(), Arc::clone(&sql));
+        Box::pin(async move {
+            let rows: Vec<(String, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql))
+                .bind(&*group)
+                .fetch_all(&pool)
+                .await?;
+            Ok(rows.len())
+        })
+    })
 }

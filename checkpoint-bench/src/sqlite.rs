@@ -79,6 +79,7 @@ fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
     // The very statements the store sends, as the store renders them for its table.
     let (save, list) = (store.save_sql().into(), store.list_sql().into());
     let bulk = crate::bulk::sqlite(pool.clone());
+    let acquire_floor = crate::lease_floor::sqlite(pool.clone(), "checkpoints");
     let mut subject = sql::subject(
         pool,
         Arc::new(store),
@@ -90,6 +91,7 @@ fn subject(pool: SqlitePool, store: SqliteCheckpointStore) -> Subject {
         },
     );
     subject.raw_save_all = Some(bulk);
+    subject.acquire_floor = Some(acquire_floor);
     subject
 }
 

@@ -63,6 +63,12 @@ pub struct Subject {
     /// The same rows as a `save_all`, written by one unconditional bulk request as the store
     /// sends its batch (see `bulk`); `None` where the backend has no bulk request (DynamoDB).
     pub raw_save_all: Option<BulkFn>,
+    /// Redis only: the same rows through the least a conditional script does (read every
+    /// field, write them all back, nothing compared; see `bulk::redis_script`).
+    pub script_save_all: Option<BulkFn>,
+    /// The SQL stores: the two rows a new owner's first acquire writes (its heartbeat and the
+    /// lease), upserted with nothing read or judged (see `lease_floor`); its `position` unused.
+    pub acquire_floor: Option<SaveFn>,
 }
 
 /// Round trips each store operation is documented to take, checked in every run.

@@ -25,77 +25,94 @@ pub async fn in_process(smoke: bool) -> Result<(Vec<Row>, Vec<Target>), BenchErr
     cost_per_entry(false, plan.batches.min(20)).await?;
     for shuffled in [false, true] {
         let samples = cost_per_entry(shuffled, plan.batches).await?;
-        let workload = if shuffled {
-            format!(
-                "`dispatched` × {TIMED_BATCH} then `completed` × {TIMED_BATCH} shuffled, \
-                 per entry, {HANDLERS} tasks (batches timed, ÷ {TIMED_BATCH})"
-            )
-        } else {
-            format!(
-                "`dispatched` + `completed` per entry, {HANDLERS} tasks (batches of \
-                 {TIMED_BATCH} pairs timed, ÷ {TIMED_BATCH})"
-            )
-        };
-        let mut row = Row::new(
-            "in process",
-            workload,
-            format!("{} batches", thousands(samples.len())),
-        );
-        row.p50 = Some(samples.p50());
-        row.p99 = Some(samples.p99());
-        rows.push(row);
-        let measured = format!(
-            "p50 {} ns, p99 {} ns",
-            samples.p50().as_nanos(),
-            samples.p99().as_nanos()
-        );
-        targets.push(if shuffled {
-            Target {
-                backend: "in process",
-                target: format!(
-                    "committer: `dispatched` + `completed` completed out of order, \
-                     {HANDLERS} tasks (reported)"
-                ),
-                measured,
-                met: None,
-            }
-        } else {
-            Target {
-                backend: "in process",
-                target: format!(
-                    "committer: `dispatched` + `completed` p50 ≤ 1 µs at {HANDLERS} tasks"
-                ),
-                measured,
-                met: Some(samples.p50() <= Duration::from_micros(1)),
-            }
-        });
+        rows.push(cost_row(shuffled, &samples));
+        targets.push(cost_target(shuffled, &samples));
     }
 
     eprintln!("checkpoint-bench: committer: bytes per held entry");
     for partitions in [PARTITIONS, 1] {
         let bytes = bytes_per_held_entry(partitions).await?;
-        let spread = if partitions == 1 {
-            "in one partition".to_owned()
-        } else {
-            format!("over {partitions} partitions")
-        };
-        rows.push(Row::new(
-            "in process",
-            format!(
-                "bytes per held entry: {bytes:.1} ({} dispatched, not completed, {spread}; \
-                 live bytes counted by the allocator)",
-                thousands(HELD as usize)
-            ),
-            format!("{} entries", thousands(HELD as usize)),
-        ));
-        targets.push(Target {
-            backend: "in process",
-            target: format!("committer: bytes per held entry, {spread} (reported)"),
-            measured: format!("{bytes:.1} B"),
-            met: None,
-        });
+        let (row, target) = held_entry_figures(partitions, bytes);
+        rows.push(row);
+        targets.push(target);
     }
     Ok((rows, targets))
+}
+
+/// The row of the cost per entry, completed in order or `shuffled`.
+fn cost_row(shuffled: bool, samples: &Samples) -> Row {
+    let workload = if shuffled {
+        format!(
+            "`dispatched` × {TIMED_BATCH} then `completed` × {TIMED_BATCH} shuffled, \
+             per entry, {HANDLERS} tasks (batches timed, ÷ {TIMED_BATCH})"
+        )
+    } else {
+        format!(
+            "`dispatched` + `completed` per entry, {HANDLERS} tasks (batches of \
+             {TIMED_BATCH} pairs timed, ÷ {TIMED_BATCH})"
+        )
+    };
+    let mut row = Row::new(
+        "in process",
+        workload,
+        format!("{} batches", thousands(samples.len())),
+    );
+    row.p50 = Some(samples.p50());
+    row.p99 = Some(samples.p99());
+    row
+}
+
+/// The cost's target: 1 µs per entry completed in order; completed `shuffled`, reported
+/// only.
+fn cost_target(shuffled: bool, samples: &Samples) -> Target {
+    let measured = format!(
+        "p50 {} ns, p99 {} ns",
+        samples.p50().as_nanos(),
+        samples.p99().as_nanos()
+    );
+    if shuffled {
+        Target {
+            backend: "in process",
+            target: format!(
+                "committer: `dispatched` + `completed` completed out of order, \
+                 {HANDLERS} tasks (reported)"
+            ),
+            measured,
+            met: None,
+        }
+    } else {
+        Target {
+            backend: "in process",
+            target: format!("committer: `dispatched` + `completed` p50 ≤ 1 µs at {HANDLERS} tasks"),
+            measured,
+            met: Some(samples.p50() <= Duration::from_micros(1)),
+        }
+    }
+}
+
+/// The row and the (reported) target of `bytes` per held entry over `partitions`.
+fn held_entry_figures(partitions: u32, bytes: f64) -> (Row, Target) {
+    let spread = if partitions == 1 {
+        "in one partition".to_owned()
+    } else {
+        format!("over {partitions} partitions")
+    };
+    let row = Row::new(
+        "in process",
+        format!(
+            "bytes per held entry: {bytes:.1} ({} dispatched, not completed, {spread}; \
+             live bytes counted by the allocator)",
+            thousands(HELD as usize)
+        ),
+        format!("{} entries", thousands(HELD as usize)),
+    );
+    let target = Target {
+        backend: "in process",
+        target: format!("committer: bytes per held entry, {spread} (reported)"),
+        measured: format!("{bytes:.1} B"),
+        met: None,
+    };
+    (row, target)
 }
 
 /// Per-entry costs of `dispatched` + `completed`, from batches of [`TIMED_BATCH`] timed

@@ -12,7 +12,7 @@ use checkpoint_conformance::round_trips::CountingProxy;
 use crate::measure::{Op, Samples, Trips, count, interleaved_latency};
 use crate::report::{self, Row, Target};
 use crate::stores::{Run, floor_op, store_save_op, thousands};
-use crate::subject::{BenchError, BenchStore, Subject};
+use crate::subject::{BenchError, BenchStore, SaveArgs, SaveFn, Subject};
 
 /// Every lease of the bench lasts this long: nothing expires during a run.
 const LEASE: Duration = Duration::from_secs(600);
@@ -40,6 +40,9 @@ pub(super) async fn measure(run: &mut Run<'_>) -> Result<(), BenchError> {
     let (acquire, release) = acquire_release_ops(subject, &group);
     ops.push(("acquire".into(), acquire));
     ops.push(("release".into(), release));
+    if let Some(floor) = &subject.acquire_floor {
+        ops.push(("acquire floor".into(), acquire_floor_op(floor, &group)));
+    }
     let named: Vec<(&str, Op)> = ops
         .iter()
         .map(|(n, op)| (n.as_str(), Arc::clone(op)))
@@ -132,6 +135,22 @@ fn acquire_release_ops(subject: &Subject, group: &Arc<str>) -> (Op, Op) {
         })
     };
     (acquire, release)
+}
+
+/// The acquire floor of a SQL store (`lease_floor`), each call a new owner and a new
+/// partition, as each acquire of the `acquire` row is.
+fn acquire_floor_op(floor: &SaveFn, group: &Arc<str>) -> Op {
+    let next = Arc::new(AtomicU32::new(0));
+    let (floor, group) = (Arc::clone(floor), Arc::clone(group));
+    let subscription: Arc<str> = "acquire-floor".into();
+    Arc::new(move |_| {
+        floor(SaveArgs {
+            group: Arc::clone(&group),
+            subscription: Arc::clone(&subscription),
+            partition: next.fetch_add(1, Ordering::Relaxed),
+            position: 0,
+        })
+    })
 }
 
 /// Round trips of acquire, renew of 1 and of 1,000 leases, and release, through the counting
@@ -262,6 +281,10 @@ fn report_rows(run: &mut Run<'_>, find: &dyn Fn(&str) -> Samples, trips: &LeaseT
         ),
         met: None,
     });
+    let floor_of_acquire = find("acquire floor");
+    if !floor_of_acquire.is_empty() {
+        acquire_floor_rows(run, &floor_of_acquire, (&acquire, &save, &floor));
+    }
     for (what, samples) in [("acquire", &acquire), ("release", &release)] {
         let ratio = over(samples, &save);
         run.targets.push(Target {
@@ -275,4 +298,36 @@ fn report_rows(run: &mut Run<'_>, find: &dyn Fn(&str) -> Samples, trips: &LeaseT
             met: Some(ratio <= 1.5),
         });
     }
+}
+
+/// The acquire floor's row, and how acquire's distance from a save splits: the two new rows a
+/// first acquire writes (floor ÷ save) and the store's checks (acquire ÷ floor). Reported, not
+/// judged: they say why the acquire target is what it is.
+fn acquire_floor_rows(
+    run: &mut Run<'_>,
+    acquire_floor: &Samples,
+    (acquire, save, floor): (&Samples, &Samples, &Samples),
+) {
+    let over = |a: &Samples, b: &Samples| a.p50().as_secs_f64() / b.p50().as_secs_f64();
+    let mut row = Row::new(
+        run.name,
+        "acquire floor: a new owner's heartbeat and lease row upserted, nothing judged (vs raw: ÷ save)",
+        thousands(acquire_floor.len()),
+    );
+    row.p50 = Some(acquire_floor.p50());
+    row.p99 = Some(acquire_floor.p99());
+    row.vs_floor = Some(over(acquire_floor, floor));
+    row.vs_raw = Some(over(acquire_floor, save));
+    run.rows.push(row);
+    run.targets.push(Target {
+        backend: run.name,
+        target: "acquire ÷ save, split: the two new rows (acquire floor ÷ save) and the checks (acquire ÷ acquire floor)".into(),
+        measured: format!(
+            "{:.2}× rows, {:.2}× checks ({} acquire floor)",
+            over(acquire_floor, save),
+            over(acquire, acquire_floor),
+            report::duration(acquire_floor.p50())
+        ),
+        met: None,
+    });
 }

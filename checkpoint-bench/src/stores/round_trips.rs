@@ -3,31 +3,57 @@
 
 use std::sync::Arc;
 
+use checkpoint_conformance::round_trips::CountingProxy;
+
 use crate::measure::{Trips, count, round_trips};
-use crate::stores::{Run, batch};
-use crate::subject::{BenchError, SaveArgs, context, next_position, reserve_positions};
+use crate::stores::{RoundTrips, Run, batch};
+use crate::subject::{
+    Backend, BenchError, SaveArgs, Subject, context, next_position, reserve_positions,
+};
+
+/// The connections whose exchanges are counted, and how to count them.
+struct Counter<'a> {
+    /// The subject connected through the proxy.
+    counted: &'a Subject,
+    proxy: &'a CountingProxy,
+    /// The backend's `release_exchanges`: what a connection returning to its pool adds.
+    release: u64,
+}
 
 /// Counts every operation's round trips into `run.trips`; a count that differs from the
 /// documented one goes to `run.mismatches`.
 pub(super) async fn measure(run: &mut Run<'_>) -> Result<(), BenchError> {
-    let Some((counted, proxy)) = &run.backend.counted else {
+    let backend = run.backend;
+    let Some((counted, proxy)) = &backend.counted else {
         return Ok(());
     };
-    let name = run.name;
-    let trips = &mut run.trips;
-    let mismatches = &mut run.mismatches;
-    let backend = run.backend;
-    let id = run.id.clone();
-    eprintln!("checkpoint-bench: {name}: counting round trips");
-    let g = super::group(&id, "rt");
-    let release = backend.release_exchanges;
+    eprintln!("checkpoint-bench: {}: counting round trips", run.name);
+    let counter = Counter {
+        counted,
+        proxy,
+        release: backend.release_exchanges,
+    };
+    let g = super::group(&run.id, "rt");
+    count_single_ops(&counter, &g, &mut run.trips).await?;
+    count_batches(&counter, backend, &run.id, &mut run.trips).await?;
+    check_documented(run);
+    Ok(())
+}
+
+/// The floors, the raw and hand-written saves, and the store's save and load, on group `g`.
+async fn count_single_ops(
+    c: &Counter<'_>,
+    g: &Arc<str>,
+    trips: &mut RoundTrips,
+) -> Result<(), BenchError> {
+    let (counted, proxy, release) = (c.counted, c.proxy, c.release);
     let store = &counted.store;
     trips.floor = Some(round_trips("floor", proxy, release, || (counted.floor)()).await?);
     if let Some(commit) = &counted.commit_floor {
         trips.commit_floor = Some(round_trips("commit floor", proxy, release, || commit()).await?);
     }
     let args = |subscription: &'static str| SaveArgs {
-        group: Arc::clone(&g),
+        group: Arc::clone(g),
         subscription: subscription.into(),
         partition: 0,
         position: next_position(),
@@ -46,20 +72,33 @@ pub(super) async fn measure(run: &mut Run<'_>) -> Result<(), BenchError> {
     );
     trips.save = Some(
         round_trips("save", proxy, release, || async {
-            store.save(&g, "store", 0, next_position()).await?;
+            store.save(g, "store", 0, next_position()).await?;
             Ok(())
         })
         .await?,
     );
     trips.load = Some(
         round_trips("load", proxy, release, || async {
-            store.load(&g, "store", 0).await?;
+            store.load(g, "store", 0).await?;
             Ok(())
         })
         .await?,
     );
+    Ok(())
+}
+
+/// `save_all` of each batch size, each on a group of its own, and for the larger one `list`
+/// and the raw list query of what it saved.
+async fn count_batches(
+    c: &Counter<'_>,
+    backend: &Backend,
+    id: &str,
+    trips: &mut RoundTrips,
+) -> Result<(), BenchError> {
+    let (counted, proxy, release) = (c.counted, c.proxy, c.release);
+    let store = &counted.store;
     for (slot, &n) in backend.batch_sizes.iter().enumerate() {
-        let batch_group = super::group(&id, &format!("rt-batch-{n}"));
+        let batch_group = super::group(id, &format!("rt-batch-{n}"));
         // Warm up with one entry (same statement or script), then count the whole batch.
         store
             .save_all(&batch_group, &batch(1, next_position()))
@@ -90,6 +129,13 @@ pub(super) async fn measure(run: &mut Run<'_>) -> Result<(), BenchError> {
             );
         }
     }
+    Ok(())
+}
+
+/// Every count against the documented one; each difference goes to `run.mismatches`.
+fn check_documented(run: &mut Run<'_>) {
+    let (name, backend, trips) = (run.name, run.backend, &run.trips);
+    let mismatches = &mut run.mismatches;
     let documented = backend.documented;
     // The exchanges the caller waits for are what the stores document; sqlx's check of a
     // connection returning to its pool comes after the call and is shown beside them.
@@ -126,5 +172,4 @@ pub(super) async fn measure(run: &mut Run<'_>) -> Result<(), BenchError> {
             ));
         }
     }
-    Ok(())
 }

@@ -35,7 +35,7 @@ pub(crate) fn tables(figures: &[Figure]) -> String {
     for row in rows {
         let _ = write!(
             out,
-            "**Workers: {row}**\n\n| backend | fleet and settings | measured | target | anchors | |\n\
+            "### {row}\n\n| backend | fleet and settings | measured | target | anchors | |\n\
              | --- | --- | --- | --- | --- | --- |\n"
         );
         for figure in figures.iter().filter(|figure| figure.row == row) {

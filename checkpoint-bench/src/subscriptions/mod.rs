@@ -1,0 +1,165 @@
+//! The subscriptions' rows (`checkpoint-subscription`): a subscription with a no-op handler
+//! over each source and store pair, against the loop a user wrote before it existed.
+//!
+//! - **End-to-end throughput** (`throughput.rs`): a pre-filled log read by a subscription and
+//!   by the hand-written loop (`hand_loop.rs`: per partition, read a page from the checkpoint,
+//!   handle each entry, `save` after each page), on the same entries; both rates, their ratio
+//!   and each one's checkpoint writes.
+//! - **Commit → handler latency** (`latency.rs`): entries carrying their send time, appended
+//!   one at a time at rest and by 16 concurrent writers; the handler records now − sent.
+//! - **Failover and graceful handover with the source attached** (`failover.rs`,
+//!   `handover.rs`, on PostgreSQL): two subscriptions while a writer appends; one crashes, then
+//!   (after a third joins) one shuts down: the time until the other handles every partition
+//!   again, and the entries handled twice.
+//!
+//! The pairs (`pairs.rs`): PostgreSQL source + PostgreSQL store (with `--backends postgres`),
+//! NATS source + Redis store (`redis`), SQLite source + SQLite store (`sqlite`). Servers:
+//! DATABASE_URL, REDIS_URL, NATS_URL (default nats://127.0.0.1:4222); one that cannot be
+//! reached fails the run. Figures are printed, never asserted: the smoke run fails only when an
+//! operation errors.
+
+mod failover;
+mod fleet;
+mod hand_loop;
+mod handover;
+mod latency;
+mod log;
+mod log_nats;
+mod log_postgres;
+mod log_sqlite;
+mod pairs;
+mod payload;
+mod report;
+mod throughput;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub(crate) use report::{Figure, tables};
+
+use crate::subject::{BenchError, context};
+use pairs::Pair;
+
+/// The subscription name of every row (each run has groups of its own).
+const SUBSCRIPTION: &str = "subscriptions";
+
+/// How long any wait of the rows may take before the run fails: a bound, not a target.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How much of the subscriptions' rows to run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    /// Partitions of the throughput and latency logs.
+    partitions: u32,
+    /// Entries of the throughput log, over every partition.
+    entries: u64,
+    /// Throughput rounds (subscription and loop alternately); the best of each is printed.
+    rounds: usize,
+    /// The throughput subscription's lease (its renew interval a fifth of it), `None` for
+    /// the worker's default: the smoke run's shorter one makes the cold start shorter.
+    throughput_lease: Option<Duration>,
+    /// Latency samples at rest, and per writer of the concurrent writers.
+    at_rest: usize,
+    per_writer: usize,
+    /// Partitions of the failover and handover log.
+    ownership_partitions: u32,
+    /// Lease and renew interval of the failover and handover rows.
+    lease: Duration,
+    renew: Duration,
+}
+
+/// Concurrent writers of the latency row.
+const WRITERS: usize = 16;
+
+impl Plan {
+    pub(crate) fn new(smoke: bool) -> Self {
+        if smoke {
+            Self {
+                partitions: 4,
+                entries: 1_000,
+                rounds: 1,
+                throughput_lease: Some(Duration::from_secs(1)),
+                at_rest: 20,
+                per_writer: 4,
+                ownership_partitions: 4,
+                lease: Duration::from_secs(1),
+                renew: Duration::from_millis(200),
+            }
+        } else {
+            Self {
+                partitions: 4,
+                entries: 100_000,
+                rounds: 3,
+                throughput_lease: None,
+                at_rest: 200,
+                per_writer: 50,
+                ownership_partitions: 8,
+                lease: Duration::from_secs(2),
+                renew: Duration::from_millis(400),
+            }
+        }
+    }
+}
+
+/// A name of its own for every group, log and stream of the run.
+fn unique(what: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    format!(
+        "bench_subs_{}_{}_{what}",
+        std::process::id(),
+        nanos % 1_000_000_000_000
+    )
+}
+
+/// Every subscriptions' row on the pairs whose store backend is among `backends`.
+pub(crate) async fn run(smoke: bool, backends: &[String]) -> Result<Vec<Figure>, BenchError> {
+    let plan = Plan::new(smoke);
+    let chosen = |name: &str| backends.iter().any(|b| b == name);
+    let mut figures = Vec::new();
+    if chosen("postgres") {
+        let pair = Pair::postgres().await?;
+        run_pair(&pair, plan, &mut figures)
+            .await
+            .map_err(context(pair.name))?;
+        eprintln!("checkpoint-bench: {}: subscriptions: failover", pair.name);
+        failover::measure(&pair, plan, &mut figures)
+            .await
+            .map_err(context(pair.name))?;
+        pair.close().await;
+    }
+    if chosen("redis") {
+        let pair = Pair::nats_redis().await?;
+        run_pair(&pair, plan, &mut figures)
+            .await
+            .map_err(context(pair.name))?;
+        pair.close().await;
+    }
+    if chosen("sqlite") {
+        let pair = Pair::sqlite().await?;
+        let result = run_pair(&pair, plan, &mut figures).await;
+        pair.close().await;
+        result.map_err(context(pair.name))?;
+    }
+    Ok(figures)
+}
+
+/// The throughput and latency rows on one pair.
+async fn run_pair(pair: &Pair, plan: Plan, figures: &mut Vec<Figure>) -> Result<(), BenchError> {
+    eprintln!("checkpoint-bench: {}: subscriptions: throughput", pair.name);
+    throughput::measure(pair, plan, figures).await?;
+    eprintln!("checkpoint-bench: {}: subscriptions: latency", pair.name);
+    latency::measure(pair, plan, figures).await
+}
+
+/// Polls `done` every few milliseconds until it holds; fails after [`TIMEOUT`] saying `what`.
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) -> Result<(), BenchError> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !done() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("{what}: not after {TIMEOUT:?}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! End-to-end throughput of a no-op handler: a subscription against the hand-written loop
+//! (`hand_loop.rs`) on the same pre-filled log, alternately, each from the log's start in a
+//! group of its own.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use checkpoint_core::source::{Entry, Source};
+use checkpoint_subscription::{
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_PAGE_SIZE, HandlerResult, Subscription,
+};
+use tokio::sync::Notify;
+
+use super::hand_loop::{self, Looped};
+use super::pairs::Pair;
+use super::{Figure, Plan, SUBSCRIPTION, TIMEOUT, unique};
+use crate::subject::{BenchError, context};
+use crate::workers::report::ms;
+
+const ROW: &str = "End-to-end throughput (no-op handler)";
+
+/// What one subscription run took.
+struct Subscribed {
+    /// From `start()` to the last entry handled.
+    took: Duration,
+    /// From the first entry handled to the last: without the worker's cold start (its first
+    /// round only looks at the lease table, so that workers starting together each claim
+    /// their share), which the hand loop does not have.
+    steady: Duration,
+    /// The committer's `save_all` calls, its final writes at the shutdown included.
+    writes: u64,
+}
+
+/// Entries handled, and a signal at the last one.
+struct Count {
+    first: OnceLock<Instant>,
+    handled: AtomicU64,
+    target: u64,
+    done: Notify,
+}
+
+/// Fills a log, then runs the loop and the subscription over it `plan.rounds` times each.
+pub(super) async fn measure(
+    pair: &Pair,
+    plan: Plan,
+    figures: &mut Vec<Figure>,
+) -> Result<(), BenchError> {
+    let per_partition = plan.entries / u64::from(plan.partitions);
+    let total = per_partition * u64::from(plan.partitions);
+    let log = pair.create_log("throughput", plan.partitions).await?;
+    log.fill(per_partition).await?;
+    let source = log.source();
+    let (mut looped, mut subscribed): (Option<Looped>, Option<Subscribed>) = (None, None);
+    for _ in 0..plan.rounds {
+        let round = hand_loop::run(
+            &pair.store,
+            &source,
+            &unique("loop"),
+            per_partition,
+            DEFAULT_PAGE_SIZE,
+        )
+        .await
+        .map_err(context("the hand-written loop"))?;
+        if looped.as_ref().is_none_or(|best| round.took < best.took) {
+            looped = Some(round);
+        }
+        let round = subscribe(pair, &source, total, plan.throughput_lease)
+            .await
+            .map_err(context("the subscription"))?;
+        if subscribed
+            .as_ref()
+            .is_none_or(|best| round.steady < best.steady)
+        {
+            subscribed = Some(round);
+        }
+    }
+    log.remove().await?;
+    let (Some(looped), Some(subscribed)) = (looped, subscribed) else {
+        return Err("no throughput round ran".into());
+    };
+    figures.push(figure(pair.name, plan, total, &looped, &subscribed));
+    Ok(())
+}
+
+/// One subscription over the whole log, from its start until every entry is handled; then a
+/// graceful shutdown (its final checkpoint writes).
+async fn subscribe(
+    pair: &Pair,
+    source: &Arc<dyn Source>,
+    total: u64,
+    lease: Option<Duration>,
+) -> Result<Subscribed, BenchError> {
+    let count = Arc::new(Count {
+        first: OnceLock::new(),
+        handled: AtomicU64::new(0),
+        target: total,
+        done: Notify::new(),
+    });
+    let counting = Arc::clone(&count);
+    let started = Instant::now();
+    let subscription = Subscription::builder(
+        Arc::clone(&pair.store),
+        Arc::clone(source),
+        unique("subscription"),
+        SUBSCRIPTION,
+    )
+    .handler(move |entry: Arc<Entry>| {
+        let count = Arc::clone(&counting);
+        async move {
+            std::hint::black_box(&entry);
+            count.first.get_or_init(Instant::now);
+            if count.handled.fetch_add(1, Ordering::Relaxed) + 1 == count.target {
+                count.done.notify_one();
+            }
+            HandlerResult::Ok(())
+        }
+    })
+    .worker(|worker| match lease {
+        Some(lease) => worker.lease_duration(lease),
+        None => worker,
+    })
+    .start()?;
+    tokio::time::timeout(TIMEOUT, count.done.notified())
+        .await
+        .map_err(context(format!("waiting for {total} entries handled")))?;
+    let (took, ended) = (started.elapsed(), Instant::now());
+    let steady = count
+        .first
+        .get()
+        .map_or(took, |first| ended.saturating_duration_since(*first));
+    subscription.shutdown().await?;
+    Ok(Subscribed {
+        took,
+        steady,
+        writes: subscription.worker().committer().stats().writes,
+    })
+}
+
+fn figure(
+    pair: &'static str,
+    plan: Plan,
+    total: u64,
+    looped: &Looped,
+    subscribed: &Subscribed,
+) -> Figure {
+    let rate = |took: Duration| total as f64 / took.as_secs_f64().max(f64::MIN_POSITIVE);
+    let (ours, theirs) = (rate(subscribed.steady), rate(looped.took));
+    let (ratio, cold) = (ours / theirs, rate(subscribed.took) / theirs);
+    let worker = plan.throughput_lease.map_or_else(
+        || "the worker's defaults".to_owned(),
+        |lease| format!("a {} s lease", lease.as_secs_f64()),
+    );
+    Figure {
+        row: ROW,
+        pair,
+        setting: format!(
+            "{total} entries over {} partitions, pages of {DEFAULT_PAGE_SIZE}, {DEFAULT_MAX_IN_FLIGHT} \
+             in flight per partition, {worker} and the default committer; best of {} \
+             (subscription: from the first entry handled to the last; hand loop: from its first \
+             `load` to its last `save`)",
+            plan.partitions, plan.rounds
+        ),
+        measured: format!(
+            "subscription {ours:.0} entries/s ({} checkpoint writes: the committer's `save_all`s); \
+             hand loop {theirs:.0} entries/s ({} `save`s, one per page); {ratio:.2}× \
+             ({cold:.2}× from `start()`, {} of it the worker's cold start)",
+            subscribed.writes,
+            looped.saves,
+            ms(subscribed.took.saturating_sub(subscribed.steady))
+        ),
+        target: "≥ 1× the hand loop".into(),
+        met: Some(ratio >= 1.0),
+    }
+}
