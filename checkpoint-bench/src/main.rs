@@ -232,12 +232,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     for name in args.backends.iter().filter(|_| per_backend) {
         eprintln!("checkpoint-bench: {name}: setting up");
         let sqlite_path = sqlite::database_path();
-        let backend = match name.as_str() {
-            "postgres" => postgres::setup(max_concurrency).await?,
-            "redis" => redis::setup(max_concurrency).await?,
-            "dynamodb" => dynamodb::setup(plan.smoke).await?,
-            _ => sqlite::setup(&sqlite_path, max_concurrency).await?,
-        };
+        let backend = setup(name, plan, max_concurrency, &sqlite_path).await?;
         servers.push(format!("- Server ({}): {}", backend.name, backend.server));
         if !backend.note.is_empty() {
             notes.push(format!("- Note ({}): {}", backend.name, backend.note));
@@ -291,6 +286,22 @@ async fn run(args: Args) -> Result<bool, BenchError> {
         std::fs::write(path, &markdown).map_err(context(format!("writing {}", path.display())))?;
     }
     Ok(verdict(&mismatches))
+}
+
+/// Connects to the server of backend `name` (SQLite: opens the file at `sqlite_path`) with a
+/// pool for `max_concurrency` callers.
+async fn setup(
+    name: &str,
+    plan: Plan,
+    max_concurrency: u32,
+    sqlite_path: &std::path::Path,
+) -> Result<subject::Backend, BenchError> {
+    match name {
+        "postgres" => postgres::setup(max_concurrency).await,
+        "redis" => redis::setup(max_concurrency).await,
+        "dynamodb" => dynamodb::setup(plan.smoke).await,
+        _ => sqlite::setup(sqlite_path, max_concurrency).await,
+    }
 }
 
 /// Says whether every structural count was the documented one; `false` fails the run.
