@@ -306,7 +306,19 @@ mod tests {
         requested: &[(u32, &str)],
         table: &LeaseTable,
     ) -> Plan {
+        plan_leaving(id, partitions, (keeping, &[]), requested, table)
+    }
+
+    /// [`plan_for`] a worker that also holds `leaving`, partitions being handed over.
+    fn plan_leaving(
+        id: &str,
+        partitions: u32,
+        (keeping, leaving): (&[u32], &[u32]),
+        requested: &[(u32, &str)],
+        table: &LeaseTable,
+    ) -> Plan {
         let keeping: BTreeSet<u32> = keeping.iter().copied().collect();
+        let leaving: BTreeSet<u32> = leaving.iter().copied().collect();
         let requested: BTreeMap<u32, String> = requested
             .iter()
             .map(|(p, r)| (*p, (*r).to_owned()))
@@ -316,12 +328,23 @@ mod tests {
                 id,
                 partitions,
                 keeping: &keeping,
-                leaving: &BTreeSet::new(),
+                leaving: &leaving,
                 requested: &requested,
             },
             table,
             0,
         )
+    }
+
+    /// Leases of consecutive partitions from 0: `counts[i]` to `owners[i]`.
+    fn held(owners: &[&'static str], counts: &[u32]) -> Vec<(u32, &'static str)> {
+        let mut next = 0;
+        let mut leases = Vec::new();
+        for (owner, count) in owners.iter().zip(counts) {
+            leases.extend((next..next + count).map(|p| (p, *owner)));
+            next += count;
+        }
+        leases
     }
 
     #[test]
@@ -494,5 +517,123 @@ mod tests {
             &table(&leases, &["a", "b", "c"], &[(5, "b")]),
         );
         assert_eq!(plan.ask, vec![3, 4]);
+    }
+
+    // The cases below were written against the survivors of `scripts/mutants.sh` and of
+    // cargo-mutants over this file's unit tests (docs/mutants.md): each pins a boundary that
+    // neither the model test's random histories nor the cases above decided.
+
+    #[test]
+    fn at_its_floor_a_worker_wants_no_extra_slot_once_they_are_all_held() {
+        // 10 over 3: one owner may hold 4, and b does; a and c at 3. a stays at 3.
+        let owners = ["a", "b", "c"];
+        let leases = held(&owners, &[3, 4, 3]);
+        let plan = plan_for("a", 10, &[0, 1, 2], &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.target, 3, "{plan:?}");
+    }
+
+    #[test]
+    fn what_free_partitions_cover_is_not_asked_for_again() {
+        // 9 over 3 (3 each): a 4, b 3, c 1 and partition 8 free. c needs 2: claims 8 and asks
+        // only a's surplus of one, not b (at its share) besides.
+        let owners = ["a", "b", "c"];
+        let leases: Vec<(u32, &str)> = held(&["a", "b"], &[4, 3])
+            .into_iter()
+            .chain([(7, "c")])
+            .collect();
+        let plan = plan_for("c", 9, &[7], &[], &table(&leases, &owners, &[]));
+        assert_eq!((plan.claim, plan.ask), (vec![8], vec![3]));
+    }
+
+    #[test]
+    fn a_worker_after_an_extra_slot_asks_only_owners_above_the_ceiling() {
+        // 10 over 4: shares 2 or 3, two may hold 3. a keeps 2 (its third is being handed
+        // over), b holds 3, c and d 2: a wants the free extra slot, but nothing is free and
+        // nobody holds more than 3, so it asks nobody (b at 3 is at its share).
+        let owners = ["a", "b", "c", "d"];
+        let leases = held(&owners, &[3, 3, 2, 2]);
+        let plan = plan_leaving("a", 10, (&[0, 1], &[2]), &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.target, 3, "{plan:?}");
+        assert!(plan.claim.is_empty() && plan.ask.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn a_request_on_a_partition_not_kept_is_not_honoured() {
+        // 8 over a and b (4 each): a keeps 5 and hands over a sixth (5), on which b asked.
+        let owners = ["a", "b"];
+        let leases = held(&owners, &[6, 2]);
+        let table = table(&leases, &owners, &[(5, "b")]);
+        let plan = plan_leaving("a", 8, (&[0, 1, 2, 3, 4], &[5]), &[(5, "b")], &table);
+        assert!(plan.give.is_empty(), "{plan:?}");
+    }
+
+    #[test]
+    fn a_request_is_honoured_when_the_requester_ends_no_higher() {
+        // 8 over a (5) and b (3): handing one to b leaves 4 and 4.
+        let owners = ["a", "b"];
+        let leases = held(&owners, &[5, 3]);
+        let table = table(&leases, &owners, &[(4, "b")]);
+        let plan = plan_for("a", 8, &[0, 1, 2, 3, 4], &[(4, "b")], &table);
+        assert_eq!(plan.give, vec![4]);
+    }
+
+    #[test]
+    fn requests_are_honoured_only_while_the_giver_stays_ahead() {
+        // 9 over a (7) and b (2), b asking for three: after two a holds 5 and b 4; a third
+        // would leave b above a.
+        let owners = ["a", "b"];
+        let leases = held(&owners, &[7, 2]);
+        let asked = [(0, "b"), (1, "b"), (2, "b")];
+        let marked = table(&leases, &owners, &asked);
+        let plan = plan_for("a", 9, &[0, 1, 2, 3, 4, 5, 6], &asked, &marked);
+        assert_eq!(plan.give, vec![0, 1]);
+        // b asking for three of a's 6 (8 over a and b): a gives down to its floor of 4 only.
+        let leases = held(&owners, &[6, 2]);
+        let marked = table(&leases, &owners, &asked);
+        let plan = plan_for("a", 8, &[0, 1, 2, 3, 4, 5], &asked, &marked);
+        assert_eq!(plan.give, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_pending_request_counts_towards_the_need_and_is_asked_again() {
+        // 6 over 3 (2 each): a holds all 6; c asked earlier for 5. c needs 2: 5 again and one
+        // more of a's surplus, not three more.
+        let owners = ["a", "b", "c"];
+        let leases = held(&["a"], &[6]);
+        let plan = plan_for("c", 6, &[], &[], &table(&leases, &owners, &[(5, "c")]));
+        assert_eq!(plan.ask, vec![4, 5]);
+    }
+
+    #[test]
+    fn a_pending_request_on_an_owner_that_cannot_honour_it_is_not_asked_again() {
+        // 6 over 3 (2 each). c asked b for 5 earlier; b is at its share (2), so c asks a's
+        // surplus instead.
+        let owners = ["a", "b", "c"];
+        let leases = held(&["a", "b"], &[4, 2]);
+        let plan = plan_for("c", 6, &[], &[], &table(&leases, &owners, &[(5, "c")]));
+        assert_eq!(plan.ask, vec![2, 3]);
+        // Nor on one below its share: b holds only 5.
+        let leases = held(&["a", "b"], &[5, 1]);
+        let plan = plan_for("c", 6, &[], &[], &table(&leases, &owners, &[(5, "c")]));
+        assert_eq!(plan.ask, vec![3, 4]);
+    }
+
+    #[test]
+    fn surplus_is_asked_only_up_to_the_need() {
+        // 12 over 4 (3 each): a and b hold 4, c 2, d 2. c needs 1: one of a's, not b's too.
+        let owners = ["a", "b", "c", "d"];
+        let leases = held(&owners, &[4, 4, 2, 2]);
+        let plan = plan_for("c", 12, &[8, 9], &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.ask, vec![3]);
+    }
+
+    #[test]
+    fn below_its_floor_a_worker_asks_one_owner_at_the_ceiling_per_missing_partition() {
+        // 8 over 3: shares 2 or 3. a and b hold 3; c keeps 6 and hands over 7: it needs 1
+        // and nothing is free, so it asks one of a's, not b's too.
+        let owners = ["a", "b", "c"];
+        let leases = held(&owners, &[3, 3, 2]);
+        let plan = plan_leaving("c", 8, (&[6], &[7]), &[], &table(&leases, &owners, &[]));
+        assert_eq!(plan.ask, vec![2]);
     }
 }
