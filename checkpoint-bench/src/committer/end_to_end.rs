@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 
 use super::{
     BATCH_PER_PARTITION, HANDLERS, HELD, INTERVAL, PARTITIONS, Plan, SUBSCRIPTION, Tally,
-    WRITE_TIMEOUT, XorShift, group, owned,
+    WRITE_TIMEOUT, group, owned,
 };
 use crate::report::{Row, Target};
 use crate::stores::thousands;
@@ -121,7 +121,7 @@ pub(crate) async fn drive(
         handlers.spawn(complete_shuffled(
             mine,
             deadline,
-            XorShift::new(u64::from(handler) + 1),
+            fastrand::Rng::with_seed(u64::from(handler) + 1),
         ));
     }
     let (entries, ends) = join(handlers).await?;
@@ -158,7 +158,7 @@ pub(crate) async fn drive(
 async fn complete_shuffled(
     partitions: Vec<Partition>,
     deadline: Instant,
-    mut rng: XorShift,
+    mut rng: fastrand::Rng,
 ) -> Result<(u64, Vec<(u32, u64)>), BenchError> {
     let mut next = vec![0_u64; partitions.len()];
     let mut batch = Vec::with_capacity(partitions.len() * BATCH_PER_PARTITION as usize);

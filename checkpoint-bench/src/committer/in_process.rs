@@ -6,7 +6,7 @@ use checkpoint_committer::Committer;
 use checkpoint_core::InMemoryCheckpointStore;
 use tokio::task::JoinSet;
 
-use super::{HANDLERS, HELD, NEVER, PARTITIONS, Plan, SUBSCRIPTION, TIMED_BATCH, XorShift};
+use super::{HANDLERS, HELD, NEVER, PARTITIONS, Plan, SUBSCRIPTION, TIMED_BATCH};
 use crate::allocator;
 use crate::measure::Samples;
 use crate::report::{Row, Target};
@@ -128,7 +128,7 @@ async fn cost_per_entry(shuffled: bool, batches: usize) -> Result<Samples, Bench
     for task in 0..HANDLERS {
         let partition = committer.partition(SUBSCRIPTION, task, 0)?;
         tasks.spawn(async move {
-            let mut rng = XorShift::new(u64::from(task) + 100);
+            let mut rng = fastrand::Rng::with_seed(u64::from(task) + 100);
             let mut order: Vec<u64> = (0..u64::from(TIMED_BATCH)).collect();
             let mut samples = Vec::with_capacity(batches);
             let mut base = 0_u64;

@@ -77,33 +77,6 @@ pub(crate) fn group(what: &str) -> Arc<str> {
     format!("bench-{}-{nanos}-{what}", std::process::id()).into()
 }
 
-/// A tiny xorshift generator: enough to shuffle completions, no dependency.
-pub(super) struct XorShift(u64);
-
-impl XorShift {
-    fn new(seed: u64) -> Self {
-        // Any odd seed is a valid (non-zero) state.
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// Fisher–Yates.
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            items.swap(i, j);
-        }
-    }
-}
-
 /// The partitions handler `handler` owns.
 pub(super) fn owned(handler: u32) -> impl Iterator<Item = u32> {
     (handler..PARTITIONS).step_by(HANDLERS as usize)

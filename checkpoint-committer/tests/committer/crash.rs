@@ -34,28 +34,13 @@ fn log_of(partition: u32) -> Vec<(u64, bool)> {
         .collect()
 }
 
-/// A small xorshift: kill times and handler delays, replayable from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
+/// The run's seed: kill times and handler delays come from generators seeded by it, so a
+/// failing run replays with `CHECKPOINT_SEED`.
 fn seed() -> u64 {
     std::env::var("CHECKPOINT_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            use std::hash::{BuildHasher, Hasher};
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(1);
-            hasher.finish() | 1
-        })
+        .unwrap_or_else(|| fastrand::u64(..))
 }
 
 #[test]
@@ -131,7 +116,7 @@ async fn open(spec: &str) -> Arc<dyn CheckpointStore> {
 
 async fn parent(test: &str, spec: &str, dir: &Path) {
     let seed = seed();
-    let mut rng = Rng(seed);
+    let mut rng = fastrand::Rng::with_seed(seed);
     let group = format!("crash-{}-{seed}", std::process::id());
     let log = dir.join("completed.log");
     let store = open(spec).await;
@@ -140,7 +125,7 @@ async fn parent(test: &str, spec: &str, dir: &Path) {
     let mut resumes = Vec::new();
     loop {
         runs += 1;
-        let kill_after = (killed < KILLS).then(|| Duration::from_millis(20 + rng.next() % 300));
+        let kill_after = (killed < KILLS).then(|| Duration::from_millis(rng.u64(20..320)));
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 &format!("crash::{test}"),
@@ -150,7 +135,7 @@ async fn parent(test: &str, spec: &str, dir: &Path) {
             ])
             .env(
                 CHILD_VAR,
-                format!("{group}|{}|{}|{spec}", log.display(), rng.next() | 1),
+                format!("{group}|{}|{}|{spec}", log.display(), rng.u64(..)),
             )
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -303,7 +288,7 @@ async fn worker(spec: &str, group: &str, log: &Path, seed: u64) {
     for handler in 0..HANDLERS {
         let receiver = Arc::clone(&receiver);
         let log = Arc::clone(&log);
-        let mut rng = Rng(seed.wrapping_add(handler.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1);
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(handler));
         handlers.push(tokio::spawn(async move {
             loop {
                 let next = receiver.lock().await.recv().await;
@@ -311,8 +296,8 @@ async fn worker(spec: &str, group: &str, log: &Path, seed: u64) {
                     return;
                 };
                 let handle: checkpoint_committer::Partition = handle;
-                if rng.next().is_multiple_of(4) {
-                    tokio::time::sleep(Duration::from_millis(rng.next() % 3)).await;
+                if rng.u8(..4) == 0 {
+                    tokio::time::sleep(Duration::from_millis(rng.u64(..3))).await;
                 }
                 // One `write` per line: `writeln!` on a `File` sends each piece of the line in
                 // its own write, and a SIGKILL between them left a torn line that swallowed the

@@ -432,14 +432,7 @@ fn seed() -> u64 {
     std::env::var("CHECKPOINT_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(rand_seed)
-}
-
-fn rand_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(0);
-    hasher.finish()
+        .unwrap_or_else(|| fastrand::u64(..))
 }
 
 fn run_case(plan: &Plan) -> Result<(), String> {

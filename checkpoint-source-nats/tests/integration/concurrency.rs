@@ -1,11 +1,11 @@
 //! Writers on 8 subjects, readers restarting from random checkpoints.
 
 use crate::history::{Plan, run};
-use crate::support::{Rng, TestStream};
+use crate::support::{TestStream, seed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_entry_is_read_once_in_order_across_restarts() {
-    let (_, seed) = Rng::seeded();
+    let seed = seed();
     println!("seed {seed} (CHECKPOINT_NATS_SEED replays it)");
     let stream = TestStream::new("history", 8).await;
     let plan = Plan {

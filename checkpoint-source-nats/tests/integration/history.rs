@@ -12,7 +12,7 @@ use checkpoint_core::source::{Page, Source};
 use checkpoint_source_nats::NatsSource;
 use tokio::sync::Mutex;
 
-use crate::support::{Rng, TestStream};
+use crate::support::TestStream;
 
 /// What one reader of one partition has read along its chain of checkpoints.
 #[derive(Default)]
@@ -112,9 +112,9 @@ where
         let (appender, published) = (Arc::clone(&appender), Arc::clone(&published));
         let (partitions, count, pace) = (plan.partitions, plan.per_writer, plan.pace);
         writers.push(tokio::spawn(async move {
-            let mut rng = Rng::new(seed ^ (u64::from(writer + 1) * 0x9e37_79b9));
+            let mut rng = fastrand::Rng::with_seed(seed ^ (u64::from(writer + 1) * 0x9e37_79b9));
             for i in 0..count {
-                let partition = rng.below(u64::from(partitions)) as u32;
+                let partition = rng.u32(..partitions);
                 let payload = format!("w{writer}-{i}").into_bytes();
                 if !pace.is_zero() {
                     tokio::time::sleep(pace).await;
@@ -207,7 +207,7 @@ async fn read_partition(
     done: Arc<AtomicBool>,
     final_seq: Arc<AtomicU64>,
 ) -> (Chain, u64) {
-    let mut rng = Rng::new(seed ^ ((u64::from(partition) + 1) << 32));
+    let mut rng = fastrand::Rng::with_seed(seed ^ ((u64::from(partition) + 1) << 32));
     let open = || NatsSource::new_with_config(context.clone(), config.clone());
     let mut source = open().await.unwrap();
     let mut chain = Chain::default();
@@ -217,10 +217,10 @@ async fn read_partition(
         if done.load(Ordering::SeqCst) && chain.frontier > final_seq.load(Ordering::SeqCst) {
             return (chain, errors);
         }
-        if rng.below(10) == 0 && !chain.checkpoints.is_empty() {
-            let at = rng.below(chain.checkpoints.len() as u64) as usize;
+        if rng.u64(..10) == 0 && !chain.checkpoints.is_empty() {
+            let at = rng.usize(..chain.checkpoints.len());
             from = chain.checkpoints[at];
-            if rng.below(2) == 0 {
+            if rng.bool() {
                 match open().await {
                     Ok(fresh) => source = fresh,
                     Err(e) if tolerate => {
@@ -231,7 +231,7 @@ async fn read_partition(
                 }
             }
         }
-        let max = 1 + rng.below(40) as usize;
+        let max = rng.usize(1..=40);
         match source.read(partition, from, max).await {
             Ok(page) => {
                 if let Err(problem) = chain.check(from, &page) {

@@ -8,7 +8,7 @@ use checkpoint_core::source::Source;
 use checkpoint_source_nats::NatsSource;
 
 use crate::history::{Plan, run};
-use crate::support::{Rng, SERVER, START_SERVER, TestStream, url};
+use crate::support::{SERVER, START_SERVER, TestStream, seed, url};
 
 /// The running server's pid (`pgrep -x nats-server`).
 fn server_pid() -> Option<u32> {
@@ -86,7 +86,7 @@ impl Drop for LeaveRunning {
 async fn a_server_restart_loses_and_skips_no_acknowledged_entry() {
     let _exclusive = SERVER.write().await;
     let _leave_running = LeaveRunning;
-    let (_, seed) = Rng::seeded();
+    let seed = seed();
     println!("seed {seed} (CHECKPOINT_NATS_SEED replays it)");
     // Partitions 0..8 for the writers and readers, 8 for a wait that spans the restart.
     let stream = TestStream::unlocked("restart", 9).await;

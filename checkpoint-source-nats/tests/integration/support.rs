@@ -111,36 +111,13 @@ impl TestStream {
     }
 }
 
-/// A small deterministic generator (xorshift), seeded per test and printed on failure.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed | 1)
-    }
-
-    pub fn seeded() -> (Self, u64) {
-        let seed = std::env::var("CHECKPOINT_NATS_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(7, |d| d.as_nanos() as u64)
-            });
-        (Self::new(seed), seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// The test's seed: `CHECKPOINT_NATS_SEED`, or a random one; printed so that a failure
+/// replays with it.
+pub fn seed() -> u64 {
+    std::env::var("CHECKPOINT_NATS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..))
 }
 
 impl Drop for TestStream {

@@ -18,7 +18,6 @@
 
 mod naive;
 mod readers;
-mod rng;
 mod truth;
 mod writers;
 

@@ -8,7 +8,6 @@ use checkpoint_source_postgres::PostgresSource;
 use sqlx::{AssertSqlSafe, PgConnection};
 
 use super::PARTITIONS;
-use super::rng::Rng;
 use super::truth::Truth;
 
 /// What the load did.
@@ -94,14 +93,14 @@ async fn write(
     deadline: Instant,
     truth: &Truth,
 ) -> (u64, u64, u64) {
-    let mut rng = Rng::new(writer);
+    let mut rng = fastrand::Rng::new();
     let (mut committed, mut rolled_back, mut late) = (0, 0, 0);
     let mut counter = 0u64;
     while Instant::now() < deadline {
         let mut transaction = source.pool().begin().await.unwrap();
         let mut entries = Vec::new();
-        for _ in 0..=rng.below(3) {
-            let partition = rng.below(u64::from(PARTITIONS)) as u32;
+        for _ in 0..=rng.u64(..3) {
+            let partition = rng.u32(..PARTITIONS);
             let id = writer << 40 | counter;
             counter += 1;
             let position = insert(source, naive_sql, &mut transaction, partition, id).await;
@@ -109,14 +108,14 @@ async fn write(
         }
         // The first transaction of writer 0 and 3 % of the others take their positions, then
         // commit 1-2 s later: the sequence trap, for sure at least once per run.
-        let is_late = (writer == 0 && committed + rolled_back == 0) || rng.percent(3);
+        let is_late = (writer == 0 && committed + rolled_back == 0) || rng.u8(..100) < 3;
         let pause = if is_late {
-            1000 + rng.below(1001)
+            rng.u64(1000..=2000)
         } else {
-            rng.below(201)
+            rng.u64(..=200)
         };
         tokio::time::sleep(Duration::from_millis(pause)).await;
-        if !is_late && rng.percent(10) {
+        if !is_late && rng.u8(..100) < 10 {
             transaction.rollback().await.unwrap();
             let ids: Vec<u64> = entries.iter().map(|e| e.2).collect();
             truth.rolled_back(&ids);

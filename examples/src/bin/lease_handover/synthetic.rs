@@ -6,35 +6,16 @@ pub const PARTITIONS: u32 = 8;
 /// still has work (about ten seconds of it at the handlers' pace).
 pub const ENTRIES_PER_PARTITION: usize = 1_200;
 
-/// A small xorshift generator: the log and the handlers' delays need variety, not quality, and
-/// the supervisor must derive exactly the log the workers read.
-#[derive(Debug, Clone)]
-pub struct Random(u64);
-
-impl Random {
-    /// A generator for `seed` (any value, 0 included).
-    pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// A number in `0..bound`.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound
-    }
-}
-
 /// The positions of `partition`'s entries, increasing: gaps of 1 to 4, as in a log filtered
 /// for one subscription, so that a position between two entries is no entry at all.
 pub fn entries(partition: u32) -> Vec<u64> {
-    let mut random = Random::new(u64::from(partition) + 1);
-    let mut position = random.below(4);
+    // Seeded by the partition: the supervisor derives exactly the log the workers read.
+    let mut random = fastrand::Rng::with_seed(u64::from(partition) + 1);
+    let mut position = random.u64(..4);
     let mut entries = Vec::with_capacity(ENTRIES_PER_PARTITION);
     for _ in 0..ENTRIES_PER_PARTITION {
         entries.push(position);
-        position += 1 + random.below(4);
+        position += random.u64(1..=4);
     }
     entries
 }

@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 
 use crate::completions::{CompletionLog, Exit};
 use crate::slow::SlowWrites;
-use crate::synthetic::{self, PARTITIONS, Random};
+use crate::synthetic::{self, PARTITIONS};
 use crate::{BoxError, DRAIN_TIMEOUT, SUBSCRIPTION, renew_interval};
 
 /// Entries of one partition running at once: handlers finish them out of order.
@@ -143,7 +143,7 @@ async fn run_partition(assignment: Assignment, context: Arc<Context>) -> Result<
     let assignment = Arc::new(assignment);
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut handlers = JoinSet::new();
-    let mut random = Random::new((epoch << 32) | u64::from(partition));
+    let mut random = fastrand::Rng::with_seed((epoch << 32) | u64::from(partition));
     for &position in &entries[first..] {
         while let Some(done) = handlers.try_join_next() {
             done??;
@@ -167,7 +167,7 @@ async fn run_partition(assignment: Assignment, context: Arc<Context>) -> Result<
         if assignment.committer().dispatched(position).await.is_err() {
             break; // the committer let go of the partition: it was lost
         }
-        let work = Duration::from_micros(random.below(MAX_WORK.as_micros() as u64) + 1);
+        let work = Duration::from_micros(random.u64(1..=MAX_WORK.as_micros() as u64));
         handlers.spawn(handle(
             Arc::clone(&assignment),
             Arc::clone(&context),

@@ -37,7 +37,6 @@ mod evidence;
 mod fleet;
 mod leases;
 mod payload;
-mod random;
 mod readback;
 mod steps;
 mod store;

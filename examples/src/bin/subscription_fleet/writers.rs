@@ -12,7 +12,6 @@ use checkpoint_source_sqlite::SqliteSource;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::random::Random;
 use crate::{BoxError, PARTITIONS, payload};
 
 /// An entry a writer committed: its id, partition and position, and when its commit
@@ -99,7 +98,7 @@ impl Log {
         partition: u32,
         key: &str,
         payload: &[u8],
-        random: &mut Random,
+        random: &mut fastrand::Rng,
     ) -> Result<u64, BoxError> {
         let _ = &random; // only PostgreSQL's writers hold their transactions open
         match self {
@@ -110,7 +109,7 @@ impl Log {
                 let position = source
                     .append_in(&mut tx, partition, Some(key), payload)
                     .await?;
-                tokio::time::sleep(Duration::from_millis(random.below(21))).await;
+                tokio::time::sleep(Duration::from_millis(random.u64(..=20))).await;
                 tx.commit().await?;
                 Ok(position)
             }
@@ -133,18 +132,18 @@ pub async fn write(log: Arc<Log>, total: u64, over: Duration) -> Result<Vec<Comm
     let commits = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut tasks = JoinSet::new();
-    for writer in 0..writers {
+    for _ in 0..writers {
         let (log, next_id, commits) =
             (Arc::clone(&log), Arc::clone(&next_id), Arc::clone(&commits));
         let share = total / writers;
         tasks.spawn(async move {
-            let mut random = Random::new(writer);
+            let mut random = fastrand::Rng::new();
             let mut committed = Vec::new();
             for n in 0..share {
                 // Paced, so that the children read while the writers append.
                 tokio::time::sleep_until(start + over.mul_f64(n as f64 / share as f64)).await;
                 let id = next_id.fetch_add(1, Ordering::Relaxed);
-                let partition = random.below(u64::from(PARTITIONS)) as u32;
+                let partition = random.u32(..PARTITIONS);
                 let key = format!("k{id}");
                 let position = log
                     .append(partition, &key, &payload::encode(id), &mut random)
