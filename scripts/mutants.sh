@@ -23,6 +23,11 @@ if ! command -v cargo-mutants >/dev/null 2>&1; then
   cargo install --locked cargo-mutants
 fi
 
+# The mutated copy must build in its own target directory: with a CARGO_TARGET_DIR shared with
+# the work tree, an interrupted run leaves a mutant's build of checkpoint-worker there that
+# cargo then takes as fresh for the real tree (seen: tests of the work tree hanging on a
+# mutant's code until `cargo clean -p checkpoint-worker`).
+unset CARGO_TARGET_DIR
 export CHECKPOINT_WORKER_HISTORIES="${CHECKPOINT_WORKER_HISTORIES:-48}"
 exec cargo mutants --package checkpoint-worker \
   --file 'checkpoint-worker/src/keeper/*.rs' --file checkpoint-worker/src/balance.rs \
