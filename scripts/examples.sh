@@ -35,7 +35,11 @@ dynamodb="${DYNAMODB_ENDPOINT:?set DYNAMODB_ENDPOINT: eval \"\$(bash scripts/ser
 # renewals for more than 1.5 s at once in two CI runs on a loaded 2-core host (all leases lost
 # together, nothing redone); the run's "no live worker loses a lease" needs a lease the store's
 # stalls fit in. The test on the three other backends keeps the short lease.
-run lease_handover -- --store "dynamodb+http://${dynamodb#http://}/checkpoints_examples" --lease-ms 5000
+# A DynamoDB store's URL is the table only (checkpoint-connect's one format, the command's too):
+# the emulator's endpoint and its test credentials come from the AWS environment, which the
+# worker processes inherit.
+AWS_ENDPOINT_URL_DYNAMODB="$dynamodb" AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test \
+  AWS_SECRET_ACCESS_KEY=test run lease_handover -- --store dynamodb://checkpoints_examples --lease-ms 5000
 run custom_backend
 for example in examples/src/bin/*.rs; do
   name=$(basename "$example" .rs)

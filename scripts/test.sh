@@ -74,7 +74,7 @@ published=(
   checkpoint-subscription
   checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
   checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
-  checkpoint-store-cli
+  checkpoint-connect checkpoint-store-cli
 )
 package_args=()
 for package in "${published[@]}"; do package_args+=(-p "$package"); done

@@ -1,4 +1,5 @@
-//! Opening the store a [`Target`] names, through each backend crate's own constructors.
+//! Opening the store a [`Target`] names, through `checkpoint-connect` (the same opening every
+//! program of the workspace uses), with the command's messages.
 //!
 //! The command never creates or changes a schema, a table or a database file: it works on
 //! what the application's stores created (`migrate`, `create_table`). A SQLite path that does
@@ -6,20 +7,14 @@
 
 use std::io::ErrorKind;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
-use checkpoint_core::parked::ParkedStore;
-use checkpoint_core::{CheckpointAdmin, Error, LeaseStore, Operation};
-use checkpoint_dynamodb::DynamoDbCheckpointStore;
-use checkpoint_postgres::{BACKEND as BACKEND_POSTGRES, PostgresCheckpointStore};
-use checkpoint_redis::RedisCheckpointStore;
-use checkpoint_sqlite::SqliteCheckpointStore;
-use sqlx::Connection;
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use checkpoint_connect::{ConnectError, Options, UrlError};
 
 use crate::error::CliError;
 use crate::target::Target;
+
+pub use checkpoint_connect::postgres::probe as probe_postgres;
 
 /// The settings a store takes beside its URL.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,11 +37,8 @@ impl Default for Settings {
     }
 }
 
-/// What the command needs of a store: the operations API, the leases and the parked entries.
-/// Every store of the workspace has all three.
-pub trait StoreApi: CheckpointAdmin + LeaseStore + ParkedStore {}
-
-impl<T: CheckpointAdmin + LeaseStore + ParkedStore + ?Sized> StoreApi for T {}
+/// What the command needs of a store: every operation a store of the workspace has.
+pub use checkpoint_connect::Store as StoreApi;
 
 /// A store of any backend, with the operations API, the leases and the parked entries.
 pub type Store = Box<dyn StoreApi>;
@@ -59,54 +51,63 @@ pub type Store = Box<dyn StoreApi>;
 /// lacks what the backend needs (DynamoDB's region); a failure, whose message shows the target
 /// without credentials, when the store cannot be reached in time.
 pub async fn connect(target: &Target, settings: &Settings) -> Result<Store, CliError> {
-    check_settings(target, settings)?;
     let context = format!("cannot connect to {}", target.display());
+    let mut options = Options::new().timeout(settings.timeout);
+    options.table.clone_from(&settings.table);
+    options.key_prefix.clone_from(&settings.key_prefix);
+    options
+        .check_for(target)
+        .map_err(|error| connect_error(target, &context, error))?;
     if let Target::Sqlite(path) = target {
         check_sqlite_file(path, &context, STORE_NEVER_CREATED)?;
     }
-    let connecting = open(target, settings);
-    match tokio::time::timeout(settings.timeout, connecting).await {
-        Ok(Ok(store)) => Ok(store),
-        Ok(Err(error)) => Err(CliError::store(Some(&context), &error)),
-        Err(_) => Err(CliError::failure(format!(
-            "{context}: no answer within {}",
-            seconds(settings.timeout)
-        ))),
+    checkpoint_connect::open(target, &options)
+        .await
+        .map_err(|error| connect_error(target, &context, error))
+}
+
+/// `error` in the command's words: what the operator can change is a usage error.
+fn connect_error(target: &Target, context: &str, error: ConnectError) -> CliError {
+    match error {
+        ConnectError::NotBuilt { feature: "tls", .. } => CliError::usage(
+            "rediss:// needs TLS, which this build leaves out: install with \
+             `cargo install --path checkpoint-store-cli --features tls`",
+        ),
+        ConnectError::Setting {
+            setting, backends, ..
+        } => {
+            let hint = match target {
+                Target::DynamoDb(_) => ": its table is in the URL, dynamodb://TABLE",
+                _ => "",
+            };
+            let option = setting.replace('_', "-");
+            CliError::usage(format!(
+                "--{option} is for {backends}, not {}{hint}",
+                target.backend()
+            ))
+        }
+        ConnectError::Timeout(timeout) => {
+            CliError::failure(format!("{context}: no answer within {}", seconds(timeout)))
+        }
+        ConnectError::Store(error) => CliError::store(Some(context), &error),
+        ConnectError::Url(error) => CliError::from(error),
+        // Every backend is built into the command.
+        other => CliError::failure(format!("{context}: {other}")),
     }
 }
 
-/// `--table` and `--key-prefix` where the backend has them.
-fn check_settings(target: &Target, settings: &Settings) -> Result<(), CliError> {
-    let takes_table = matches!(target, Target::Postgres(_) | Target::Sqlite(_));
-    let takes_prefix = matches!(target, Target::Redis(_) | Target::RedisCluster(_));
-    if settings.table.is_some() && !takes_table {
-        let hint = match target {
-            Target::DynamoDb(_) => ": its table is in the URL, dynamodb://TABLE",
-            _ => "",
-        };
-        return Err(CliError::usage(format!(
-            "--table is for PostgreSQL and SQLite, not {}{hint}",
-            target.backend()
-        )));
+impl From<UrlError> for CliError {
+    fn from(error: UrlError) -> Self {
+        match error {
+            UrlError::Missing => CliError::usage(format!(
+                "no store URL: give --url (or set CHECKPOINT_URL): {}",
+                error
+                    .to_string()
+                    .trim_start_matches("no store URL: expected ")
+            )),
+            other => CliError::usage(other.to_string()),
+        }
     }
-    let tls = match target {
-        Target::Redis(url) => url.starts_with("rediss://"),
-        Target::RedisCluster(urls) => urls.iter().any(|url| url.starts_with("rediss://")),
-        _ => false,
-    };
-    if tls && !cfg!(feature = "tls") {
-        return Err(CliError::usage(
-            "rediss:// needs TLS, which this build leaves out: install with \
-             `cargo install --path checkpoint-store-cli --features tls`",
-        ));
-    }
-    if settings.key_prefix.is_some() && !takes_prefix {
-        return Err(CliError::usage(format!(
-            "--key-prefix is for Redis, not {}",
-            target.backend()
-        )));
-    }
-    Ok(())
 }
 
 /// What to do about a store's SQLite file that does not exist.
@@ -133,78 +134,6 @@ pub(crate) fn check_sqlite_file(
     }
 }
 
-async fn open(target: &Target, settings: &Settings) -> Result<Store, Error> {
-    let timeout = settings.timeout;
-    let table = settings.table.as_deref();
-    match target {
-        Target::Postgres(url) => {
-            let options = PgConnectOptions::from_str(url).map_err(|error| {
-                Error::backend(BACKEND_POSTGRES, Operation::Connect, false, error)
-            })?;
-            probe_postgres(&options).await?;
-            let mut store = PostgresCheckpointStore::connect_with(options)
-                .await?
-                .with_timeout(timeout)?;
-            if let Some(table) = table {
-                store = store.with_table(table)?;
-            }
-            Ok(Box::new(store))
-        }
-        Target::Sqlite(path) => {
-            // An operator's typo must not create an empty database.
-            let options = SqliteCheckpointStore::connect_options(path).create_if_missing(false);
-            let mut store = SqliteCheckpointStore::open_with(options)
-                .await?
-                .with_timeout(timeout)?;
-            if let Some(table) = table {
-                store = store.with_table(table)?;
-            }
-            Ok(Box::new(store))
-        }
-        Target::Redis(url) => {
-            let mut store = RedisCheckpointStore::connect(url)
-                .await?
-                .with_timeout(timeout)?;
-            if let Some(prefix) = &settings.key_prefix {
-                store = store.with_key_prefix(prefix.as_str())?;
-            }
-            Ok(Box::new(store))
-        }
-        Target::RedisCluster(urls) => {
-            let mut store = RedisCheckpointStore::connect_cluster(urls)
-                .await?
-                .with_timeout(timeout)?;
-            if let Some(prefix) = &settings.key_prefix {
-                store = store.with_key_prefix(prefix.as_str())?;
-            }
-            Ok(Box::new(store))
-        }
-        Target::DynamoDb(table) => {
-            let client = crate::aws::client().await?;
-            let store = DynamoDbCheckpointStore::new(client)
-                .with_table(table)?
-                .with_timeout(timeout)?;
-            Ok(Box::new(store))
-        }
-    }
-}
-
-/// One plain connection to PostgreSQL, closed at once, before a pool is used: the pool
-/// retries a refused connection until its acquire timeout and then reports only that it timed
-/// out; this one says why.
-pub(crate) async fn probe_postgres(options: &PgConnectOptions) -> Result<(), Error> {
-    let probe_failed = |error: sqlx::Error| {
-        let retryable = matches!(error, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut);
-        Error::backend(BACKEND_POSTGRES, Operation::Connect, retryable, error)
-    };
-    PgConnection::connect_with(options)
-        .await
-        .map_err(probe_failed)?
-        .close()
-        .await
-        .map_err(probe_failed)
-}
-
 /// `5s`, `0.5s`.
 pub fn seconds(duration: Duration) -> String {
     format!("{}s", duration.as_secs_f64())
@@ -213,31 +142,6 @@ pub fn seconds(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn settings(table: Option<&str>, key_prefix: Option<&str>) -> Settings {
-        Settings {
-            table: table.map(str::to_owned),
-            key_prefix: key_prefix.map(str::to_owned),
-            ..Settings::default()
-        }
-    }
-
-    #[test]
-    fn each_setting_belongs_to_its_backends() {
-        let postgres = Target::Postgres("postgres://h/db".into());
-        let redis = Target::Redis("redis://h".into());
-        let dynamodb = Target::DynamoDb("t".into());
-        assert!(check_settings(&postgres, &settings(Some("app.cp"), None)).is_ok());
-        assert!(check_settings(&redis, &settings(None, Some("cp"))).is_ok());
-        for (target, settings) in [
-            (&redis, settings(Some("t"), None)),
-            (&dynamodb, settings(Some("t"), None)),
-            (&postgres, settings(None, Some("cp"))),
-        ] {
-            let error = check_settings(target, &settings).unwrap_err();
-            assert_eq!(error.exit().code(), 2, "{}", error.message());
-        }
-    }
 
     #[tokio::test]
     async fn a_missing_sqlite_file_is_an_error_not_a_new_database() {

@@ -30,13 +30,11 @@
 //! (`cargo install --path checkpoint-store-cli`).
 
 pub mod args;
-pub mod aws;
 pub mod commands;
 pub mod confirm;
 pub mod connect;
 pub mod error;
 pub mod output;
-pub mod redact;
 pub mod source;
 pub mod target;
 
@@ -44,6 +42,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+pub use checkpoint_connect::redact;
 use clap::Parser;
 
 use crate::args::{Cli, Command, ParkedAction, ParkedArgs, StatusArgs};

@@ -54,7 +54,7 @@ impl SourceTarget {
     pub fn parse(url: &str) -> Result<Self, CliError> {
         let url = url.trim();
         if let Some(path) = url.strip_prefix("sqlite:") {
-            return sqlite_path(path).map(SourceTarget::Sqlite);
+            return Ok(SourceTarget::Sqlite(sqlite_path(path)?));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             check_parses(url)?;

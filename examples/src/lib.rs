@@ -1,16 +1,16 @@
-//! Shared by the examples: opening a checkpoint store from a URL-like string, and the log they
-//! read ([`log`]).
+//! Shared by the examples: opening a checkpoint store from its URL (through
+//! `checkpoint-connect`, as the `checkpoint` command does), and the log they read ([`log`]).
 //!
 //! | store | meaning | feature |
 //! | --- | --- | --- |
 //! | `sqlite:<path>` | the embedded SQLite store on a file (created if missing) | always built |
 //! | `memory` | in process memory (lost when the process exits) | always built |
 //! | `postgres://…` | PostgreSQL | `postgres` |
-//! | `redis://…` | Redis | `redis` |
-//! | `dynamodb+http://host:port/table` | a local DynamoDB-compatible server with test credentials | `dynamodb` |
+//! | `redis://…` | Redis (`rediss://` with `tls` too) | `redis` |
+//! | `dynamodb://TABLE` | DynamoDB, or an emulator: endpoint, region and credentials from the AWS environment (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`, ...) | `dynamodb` |
 //!
-//! A real DynamoDB deployment builds its `aws_sdk_dynamodb::Client` with `aws-config` and
-//! passes it to `DynamoDbCheckpointStore::new`; the `dynamodb+http` form is for emulators.
+//! Every URL is `checkpoint-connect`'s, one format per backend, the same the `checkpoint`
+//! command takes, so the command an example prints for its store is that URL again.
 //!
 //! # Features
 //!
@@ -26,7 +26,8 @@
 //! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! cargo run -p checkpoint-examples --features kit --bin custom_backend
-//! cargo run -p checkpoint-examples --features all --bin lease_handover -- --store dynamodb+http://127.0.0.1:8765/checkpoints
+//! AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8765 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
+//!   cargo run -p checkpoint-examples --features all --bin lease_handover -- --store dynamodb://checkpoints
 //! cargo run -p checkpoint-examples --features redis,source-nats --bin subscription_fleet -- --store redis://127.0.0.1:6379 --source nats://127.0.0.1:4222
 //! ```
 //!
@@ -45,11 +46,8 @@
 
 use std::sync::Arc;
 
-use checkpoint_core::{
-    Argument, CheckpointStore, Error, InMemoryCheckpointStore, InvalidInput, InvalidReason,
-    LeaseStore,
-};
-use checkpoint_sqlite::SqliteCheckpointStore;
+use checkpoint_connect::{ConnectError, Options, StoreUrl, UrlError};
+use checkpoint_core::{CheckpointStore, Error, InMemoryCheckpointStore, LeaseStore};
 
 pub mod log;
 
@@ -70,47 +68,53 @@ pub enum OpenStoreError {
         /// The example that was run, so that the message is the command to run instead.
         example: String,
     },
-    /// The store failed to open, or the string names no store.
+    /// The string names no store (it never shows the string: it may hold a password).
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// The store failed to open.
     #[error(transparent)]
     Store(#[from] Error),
+    /// The store did not open in time, or refused a setting.
+    #[error(transparent)]
+    Connect(ConnectError),
 }
 
-/// A backend's feature of this package, and whether this build has it.
-type Feature = (&'static str, bool);
-const POSTGRES: Feature = ("postgres", cfg!(feature = "postgres"));
-const REDIS: Feature = ("redis", cfg!(feature = "redis"));
-const DYNAMODB: Feature = ("dynamodb", cfg!(feature = "dynamodb"));
+impl From<ConnectError> for OpenStoreError {
+    fn from(error: ConnectError) -> Self {
+        match error {
+            ConnectError::NotBuilt { scheme, feature } => not_built(scheme, feature),
+            ConnectError::Url(error) => OpenStoreError::Url(error),
+            ConnectError::Store(error) => OpenStoreError::Store(error),
+            other => OpenStoreError::Connect(other),
+        }
+    }
+}
 
-/// How each store's string starts, and the feature that builds its backend (`None`: always
-/// built).
-const STORES: &[(&str, Option<Feature>)] = &[
-    ("sqlite:", None),
-    ("postgres://", Some(POSTGRES)),
-    ("postgresql://", Some(POSTGRES)),
-    ("redis://", Some(REDIS)),
-    ("rediss://", Some(REDIS)),
-    ("dynamodb+http://", Some(DYNAMODB)),
-];
+/// The examples' feature names are checkpoint-connect's (`postgres`, `redis`, `dynamodb`,
+/// `tls`), so its answer is the feature to add here.
+fn not_built(scheme: &'static str, feature: &'static str) -> OpenStoreError {
+    OpenStoreError::NotBuilt {
+        scheme,
+        feature,
+        example: example_name(),
+    }
+}
 
 /// Checks, before anything runs, that `spec` names a store (see the crate doc) whose backend
 /// this build has.
 ///
 /// # Errors
 ///
-/// [`OpenStoreError::NotBuilt`] naming the feature to add, or invalid input for a string that
-/// names no store.
+/// [`OpenStoreError::NotBuilt`] naming the feature to add, or [`OpenStoreError::Url`] for a
+/// string that names no store.
 pub fn check_store(spec: &str) -> Result<(), OpenStoreError> {
     if spec == "memory" {
         return Ok(());
     }
-    match STORES.iter().find(|(start, _)| spec.starts_with(start)) {
-        None => Err(unknown_store()),
-        Some((_, None | Some((_, true)))) => Ok(()),
-        Some((scheme, Some((feature, false)))) => Err(OpenStoreError::NotBuilt {
-            scheme,
-            feature,
-            example: example_name(),
-        }),
+    let url: StoreUrl = spec.parse()?;
+    match url.missing_feature() {
+        None => Ok(()),
+        Some(feature) => Err(not_built(url.scheme(), feature)),
     }
 }
 
@@ -119,73 +123,35 @@ pub trait ExampleStore: CheckpointStore + LeaseStore {}
 
 impl<S: CheckpointStore + LeaseStore + ?Sized> ExampleStore for S {}
 
-/// Opens the store `spec` names (see the crate doc), creating its table where it has one.
+/// Opens the store `spec` names (see the crate doc), creating its file and tables where it
+/// has them.
 ///
 /// # Errors
 ///
 /// [`OpenStoreError::NotBuilt`] for a backend this build left out; the store's own error when
-/// it cannot be opened or `spec` names no store.
+/// it cannot be opened, or [`OpenStoreError::Url`] when `spec` names no store.
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ExampleStore>, OpenStoreError> {
-    check_store(spec)?;
     if spec == "memory" {
         return Ok(Arc::new(InMemoryCheckpointStore::new()));
     }
-    if let Some(path) = spec.strip_prefix("sqlite:") {
-        let store = SqliteCheckpointStore::open(path).await?;
-        store.migrate().await?;
-        return Ok(Arc::new(store));
-    }
-    #[cfg(feature = "postgres")]
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        let store = checkpoint_postgres::PostgresCheckpointStore::connect(spec).await?;
-        store.migrate().await?;
-        return Ok(Arc::new(store));
-    }
-    #[cfg(feature = "redis")]
-    if spec.starts_with("redis://") || spec.starts_with("rediss://") {
-        let store = checkpoint_redis::RedisCheckpointStore::connect(spec).await?;
-        return Ok(Arc::new(store));
-    }
-    #[cfg(feature = "dynamodb")]
-    if let Some(rest) = spec.strip_prefix("dynamodb+http://") {
-        return Ok(Arc::new(open_dynamodb(rest).await?));
-    }
-    // `check_store` has refused every other string already.
-    Err(unknown_store())
+    let store = open_url(spec, true).await?;
+    Ok(Arc::new(store))
 }
 
-/// A DynamoDB-compatible emulator at `host:port/table`, with test credentials.
-#[cfg(feature = "dynamodb")]
-async fn open_dynamodb(
-    host_and_table: &str,
-) -> Result<checkpoint_dynamodb::DynamoDbCheckpointStore, Error> {
-    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-
-    let (host, table) = host_and_table
-        .split_once('/')
-        .unwrap_or((host_and_table, "checkpoints"));
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .endpoint_url(format!("http://{host}"))
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("test", "test", None, None, "examples"))
-        .build();
-    let store = checkpoint_dynamodb::DynamoDbCheckpointStore::new(
-        aws_sdk_dynamodb::Client::from_conf(config),
-    )
-    .with_table(table)?;
-    store.create_table().await?;
-    Ok(store)
-}
-
-fn unknown_store() -> OpenStoreError {
-    let invalid = InvalidInput::new(
-        Argument::Setting("store"),
-        InvalidReason::Malformed {
-            expected: "sqlite:<path>, postgres://…, redis://…, dynamodb+http://host:port/table or memory",
-        },
-    );
-    OpenStoreError::Store(invalid.into())
+/// Opens the store `spec` names with every operation a store has (leases, parked entries,
+/// ...), creating its file and tables when `create`: `checkpoint_connect::open` with the
+/// examples' errors.
+///
+/// # Errors
+///
+/// As [`open_store`].
+pub async fn open_url(
+    spec: &str,
+    create: bool,
+) -> Result<Box<dyn checkpoint_connect::Store>, OpenStoreError> {
+    check_store(spec)?;
+    let url: StoreUrl = spec.parse()?;
+    Ok(checkpoint_connect::open(&url, &Options::new().create(create)).await?)
 }
 
 /// The example running (`quickstart`), from its executable's name.
@@ -204,56 +170,28 @@ struct ReadmeDoctests;
 /// `spec` as the examples print it, without any password; `None` when it cannot be shown (a
 /// URL that does not parse).
 pub fn display_store(spec: &str) -> Option<String> {
-    if spec == "memory" || spec.starts_with("sqlite:") || spec.starts_with("dynamodb+http://") {
-        // A path, or an emulator's host and table: no password can be in them.
+    if spec == "memory" {
         return Some(spec.to_owned());
     }
-    redact::display_url(spec)
+    spec.parse::<StoreUrl>().ok().map(|url| url.display())
 }
 
 /// The `checkpoint` command line that lists `subscription` of `group` in the store `spec`
-/// names (see the crate doc), without any password; `None` for the in-memory store.
+/// names (see the crate doc), without any password; `None` for the in-memory store. The
+/// command takes the same URLs (and, for DynamoDB, the same AWS environment).
 pub fn checkpoint_list_command(spec: &str, group: &str, subscription: &str) -> Option<String> {
-    let list = format!("list {group} --subscription {subscription}");
-    if let Some(rest) = spec.strip_prefix("dynamodb+http://") {
-        let (host, table) = rest.split_once('/').unwrap_or((rest, "checkpoints"));
-        return Some(format!(
-            "AWS_ENDPOINT_URL_DYNAMODB=http://{host} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test \
-             AWS_SECRET_ACCESS_KEY=test checkpoint --url dynamodb://{table} {list}"
-        ));
-    }
     if spec == "memory" {
         return None;
     }
-    let url = display_store(spec)?;
-    let note = if spec.starts_with("sqlite:") || redact::secrets_of(spec).is_empty() {
-        ""
-    } else {
-        "   # with the password put back in the URL"
+    let url: StoreUrl = spec.parse().ok()?;
+    let note = match url.secrets().is_empty() {
+        true => "",
+        false => "   # with the password put back in the URL",
     };
-    Some(format!("checkpoint --url '{url}' {list}{note}"))
-}
-
-/// Hiding the password of a `postgres://` or `redis://` URL: the `checkpoint` command's own
-/// code, so that it is written once.
-#[cfg(any(feature = "postgres", feature = "redis"))]
-mod redact {
-    pub use checkpoint_store_cli::redact::{display_url, secrets_of};
-}
-
-/// Without the `postgres` and `redis` features the examples open no store whose string can
-/// hold a password, and `check_store` refuses those URLs before anything is printed.
-#[cfg(not(any(feature = "postgres", feature = "redis")))]
-mod redact {
-    /// Shows nothing of a URL this build cannot open.
-    pub fn display_url(_url: &str) -> Option<String> {
-        None
-    }
-
-    /// No secret to hide: see the module doc.
-    pub fn secrets_of(_url: &str) -> Vec<String> {
-        Vec::new()
-    }
+    Some(format!(
+        "checkpoint --url '{}' list {group} --subscription {subscription}{note}",
+        url.display()
+    ))
 }
 
 #[cfg(test)]
@@ -289,8 +227,8 @@ mod tests {
                 cfg!(feature = "redis"),
             ),
             (
-                "dynamodb+http://h:1/t",
-                "dynamodb+http://",
+                "dynamodb://t",
+                "dynamodb://",
                 "dynamodb",
                 cfg!(feature = "dynamodb"),
             ),
@@ -318,12 +256,11 @@ mod tests {
     fn a_string_that_names_no_store_is_invalid_input() {
         let error = check_store("mysql://h/db").unwrap_err();
         assert!(
-            matches!(error, OpenStoreError::Store(Error::InvalidInput(_))),
+            matches!(error, OpenStoreError::Url(UrlError::UnknownScheme { .. })),
             "{error:?}"
         );
     }
 
-    #[cfg(any(feature = "postgres", feature = "redis"))]
     #[test]
     fn a_url_with_a_password_is_shown_without_it() {
         let spec = "redis://:hunter2@127.0.0.1:6379";
