@@ -295,11 +295,9 @@ fn check_fleet(summary: &BTreeMap<String, String>) {
     );
     assert_eq!(figure("losses_unfaulted"), 0, "{summary:?}");
     assert_eq!(figure("violations"), 0, "{summary:?}");
-    let seconds: f64 = summary
-        .get("seconds")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(f64::MAX);
-    assert!(seconds < 60.0, "{summary:?}");
+    // Printed, not asserted: how long a fleet takes is the host's speed (10 to 12 s on a quiet
+    // 2-core machine), and a bound here would fail a correct run on a loaded one.
+    let seconds = summary.get("seconds").map_or("?", String::as_str);
     println!(
         "{} + {}: {entries} entries ({} committed out of position order), {poison} poison and parked, {} handled twice (all where a kill or a freeze hit), steps while writing: {}; {seconds} s",
         summary.get("store").map_or("?", String::as_str),
