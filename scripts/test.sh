@@ -7,7 +7,7 @@
 # Redis Cluster, two local DynamoDB-compatible servers: moto and dynalite), points the tests at
 # them through environment variables, runs formatting and lint checks, every test of the
 # workspace, the docs and packages of every library crate, every example and a short benchmark
-# run, and stops the Redis Cluster again. `.ci/run` calls exactly this.
+# run, and stops the Redis Cluster, moto and dynalite again. `.ci/run` calls exactly this.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,8 +21,15 @@ bash scripts/services/machine.sh up
 # Servers the project starts itself; each prints the export lines for its address. The output
 # is captured first so that a service that fails to start stops the run here (an `eval` of a
 # failed command substitution would not).
+# All three are stopped again at the end, whatever the outcome: a server left running belongs
+# to this checkout, and the same scripts of another checkout on the machine refuse its port.
+stop_services() {
+  bash scripts/services/redis-cluster.sh down || true
+  bash scripts/services/dynamodb.sh down || true
+  bash scripts/services/dynalite.sh down || true
+}
+trap stop_services EXIT
 cluster_exports=$(bash scripts/services/redis-cluster.sh up)
-trap 'bash scripts/services/redis-cluster.sh down || true' EXIT
 eval "$cluster_exports"
 dynamodb_exports=$(bash scripts/services/dynamodb.sh up)
 eval "$dynamodb_exports"
