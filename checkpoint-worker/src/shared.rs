@@ -29,6 +29,9 @@ pub(crate) struct Shared {
     pub view: Mutex<View>,
     /// The keeper finished: the worker left (or stopped).
     pub finished: AtomicBool,
+    /// The keeper finished because the store refused the subscription (retired), not because
+    /// it was asked to shut down: a later `shutdown` says so.
+    pub refused: AtomicBool,
     /// The keeper task, so a test can crash the worker (feature `test-hooks`).
     pub keeper_task: Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -80,6 +83,7 @@ impl Shared {
             counters: Counters::default(),
             view: Mutex::new(View::default()),
             finished: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             keeper_task: Mutex::new(None),
         });
         (shared, receiver)

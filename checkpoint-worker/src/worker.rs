@@ -100,7 +100,7 @@ impl Worker {
     pub async fn shutdown(&self) -> Result<(), WorkerError> {
         let shared = &self.handle.shared;
         if shared.finished.load(Ordering::Acquire) {
-            return Ok(());
+            return self.finished_before();
         }
         let (reply, answer) = oneshot::channel();
         if shared.events.send(Event::Shutdown(Some(reply))).is_err() {
@@ -108,9 +108,19 @@ impl Worker {
         }
         match answer.await {
             Ok(result) => result,
-            // The keeper finished before it saw this request (another shutdown).
-            Err(_) if shared.finished.load(Ordering::Acquire) => Ok(()),
+            // The keeper finished before it saw this request (another shutdown, or a refusal).
+            Err(_) if shared.finished.load(Ordering::Acquire) => self.finished_before(),
             Err(_) => Err(WorkerError::Stopped),
+        }
+    }
+
+    /// What a shutdown of a worker whose keeper had already finished returns: `Ok` after an
+    /// earlier shutdown, [`WorkerError::Stopped`] when it stopped on the store's refusal (the
+    /// refusal itself went to whoever was waiting then, if anyone, and to the logs).
+    fn finished_before(&self) -> Result<(), WorkerError> {
+        match self.handle.shared.refused.load(Ordering::Acquire) {
+            true => Err(WorkerError::Stopped),
+            false => Ok(()),
         }
     }
 }

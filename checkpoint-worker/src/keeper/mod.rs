@@ -326,6 +326,9 @@ impl Keeper {
         }
         if let Some(refused) = self.refused.take() {
             result = Err(WorkerError::Refused(refused));
+            shared
+                .refused
+                .store(true, std::sync::atomic::Ordering::Release);
         }
         shared
             .finished

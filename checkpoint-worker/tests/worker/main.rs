@@ -1,8 +1,10 @@
 //! The worker's integration tests: one binary (see the workspace's build notes).
 
 mod behaviour;
+mod drain;
 mod dynamodb;
 mod exported;
 mod model;
 mod network;
 mod requests;
+mod retired;

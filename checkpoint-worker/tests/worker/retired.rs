@@ -1,0 +1,69 @@
+//! A subscription retired under a running worker (`checkpoint retire`, or the operations
+//! API): the worker stops its assignments within a renew interval, sends nothing more, and
+//! says so to the application. In-memory store, tokio's paused clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use checkpoint_core::{CheckpointAdmin, InMemoryCheckpointStore};
+use checkpoint_worker::{Stop, Worker, WorkerError};
+use tokio::time::Instant;
+
+const RENEW: Duration = Duration::from_millis(200);
+
+#[tokio::test(start_paused = true)]
+async fn a_retired_subscription_stops_its_worker_at_its_next_renew_and_says_so() {
+    let store = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
+    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
+        .worker_id("a")
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(RENEW)
+        .start()
+        .expect("valid settings");
+    let stops: Arc<Mutex<Vec<(u32, Stop, Instant)>>> = Arc::default();
+    let recorded = Arc::clone(&stops);
+    tokio::spawn(async move {
+        while let Some(assignment) = assignments.next().await {
+            let recorded = Arc::clone(&recorded);
+            tokio::spawn(async move {
+                let stop = assignment.stopped().await;
+                let partition = assignment.partition();
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push((partition, stop, Instant::now()));
+            });
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(worker.stats().held.len(), 4);
+
+    let retired_at = Instant::now();
+    store.retire("g", "s").await.expect("retired");
+    tokio::time::sleep(3 * RENEW).await;
+    assert!(worker.stats().held.is_empty(), "{:?}", worker.stats().held);
+    {
+        let stops = stops.lock().unwrap();
+        assert_eq!(stops.len(), 4, "every assignment was stopped: {stops:?}");
+        for (partition, stop, at) in stops.iter() {
+            assert_eq!(*stop, Stop::Lost, "partition {partition}");
+            assert!(
+                *at - retired_at <= 2 * RENEW,
+                "partition {partition} stopped {:?} after the retire",
+                *at - retired_at
+            );
+        }
+    }
+
+    // Nothing more is sent once the worker stopped.
+    let requests = worker.stats().store_requests;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(worker.stats().store_requests, requests);
+
+    // The application that shuts the worker down learns why it had stopped.
+    let shutdown = worker.shutdown().await;
+    assert!(
+        matches!(shutdown, Err(WorkerError::Stopped)),
+        "{shutdown:?}"
+    );
+}
