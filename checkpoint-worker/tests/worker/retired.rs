@@ -1,6 +1,7 @@
 //! A subscription retired under a running worker (`checkpoint retire`, or the operations
 //! API): the worker stops its assignments within a renew interval, sends nothing more, and
-//! says so to the application. In-memory store, tokio's paused clock.
+//! says so to the application; and what shutdown answers each of several callers. In-memory
+//! store, tokio's paused clock.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -66,4 +67,26 @@ async fn a_retired_subscription_stops_its_worker_at_its_next_renew_and_says_so()
         matches!(shutdown, Err(WorkerError::Stopped)),
         "{shutdown:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdowns_asked_at_once_all_return_ok_and_a_later_one_too() {
+    let store = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
+    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
+        .worker_id("a")
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(RENEW)
+        .start()
+        .expect("valid settings");
+    tokio::spawn(async move { while assignments.next().await.is_some() {} });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(worker.stats().held.len(), 4);
+
+    let (first, second) = tokio::join!(worker.shutdown(), worker.shutdown());
+    assert!(first.is_ok(), "{first:?}");
+    assert!(
+        second.is_ok(),
+        "a second caller of a shutdown that went well: {second:?}"
+    );
+    assert!(worker.shutdown().await.is_ok());
 }
