@@ -1,5 +1,6 @@
 //! The worker's integration tests: one binary (see the workspace's build notes).
 
+mod backoff;
 mod behaviour;
 mod drain;
 mod dynamodb;

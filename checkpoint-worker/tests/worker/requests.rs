@@ -351,3 +351,28 @@ async fn assignments_are_a_stream_that_ends_after_the_shutdown() {
         "the stream ends once the worker has stopped"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn from_the_start_a_worker_counts_every_request_it_sends() {
+    // 4 partitions: where they resume is read with a load each (8 at most), the path a larger
+    // grant replaces with one list.
+    let store = CountingStore::new(&paused_store());
+    let from = Instant::now();
+    let (worker, assignments) = start(&store, "counted", 4);
+    tokio::spawn(assignments.collect::<Vec<_>>());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let stats = worker.stats();
+    assert_eq!(stats.held.len(), 4);
+    let sent = store.sent_within(from, Instant::now());
+    let loads = sent
+        .iter()
+        .filter(|s| s.operation == Operation::Load)
+        .count();
+    assert_eq!(loads, 4, "a load per partition granted");
+    assert_eq!(
+        stats.store_requests,
+        sent.len() as u64,
+        "its own store_requests agrees with the store"
+    );
+    worker.shutdown().await.expect("a graceful shutdown");
+}
