@@ -90,3 +90,33 @@ async fn shutdowns_asked_at_once_all_return_ok_and_a_later_one_too() {
     );
     assert!(worker.shutdown().await.is_ok());
 }
+
+#[tokio::test(start_paused = true)]
+async fn when_a_shutdown_fails_its_first_caller_gets_the_error_and_the_others_that_it_stopped() {
+    use crate::model::record::Record;
+    use crate::model::store::{Faults, FaultyStore};
+
+    let inner = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
+    let faults = Arc::new(Faults::default());
+    let store = Arc::new(FaultyStore::new(
+        inner,
+        Arc::clone(&faults),
+        0,
+        Arc::new(Record::default()),
+    ));
+    let (worker, mut assignments) = Worker::builder(store, "g", "s", 4)
+        .worker_id("a")
+        .lease_duration(Duration::from_secs(2))
+        .renew_interval(RENEW)
+        .start()
+        .expect("valid settings");
+    tokio::spawn(async move { while assignments.next().await.is_some() {} });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(worker.stats().held.len(), 4);
+
+    // The store fails everything from now on: the leave at the end of the shutdown too.
+    faults.fail_until(Instant::now() + Duration::from_secs(3600), false);
+    let (first, second) = tokio::join!(worker.shutdown(), worker.shutdown());
+    assert!(matches!(first, Err(WorkerError::Leave(_))), "{first:?}");
+    assert!(matches!(second, Err(WorkerError::Stopped)), "{second:?}");
+}
