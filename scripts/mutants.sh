@@ -14,6 +14,11 @@
 # CHECKPOINT_WORKER_HISTORIES sets the random histories per mutant (default here 48, about a
 # quarter of the suite's 160, to keep a mutant near 20 s on two cores); the deterministic
 # scenarios always run. Expect about 1.5 to 2 hours for the 278 mutants on two cores.
+#
+# MUTANTS_TESTS replaces the test selection (default `--test worker -- model`), for the later
+# stages docs/mutants.md describes: the survivors against the worker's other tests, e.g.
+#   MUTANTS_TESTS='--lib --test worker -- --skip dynamodb' bash scripts/mutants.sh --re 'round.rs:131:9'
+# (the `network` tests among them need DATABASE_URL and REDIS_URL).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +34,8 @@ fi
 # mutant's code until `cargo clean -p checkpoint-worker`).
 unset CARGO_TARGET_DIR
 export CHECKPOINT_WORKER_HISTORIES="${CHECKPOINT_WORKER_HISTORIES:-48}"
+read -r -a tests <<<"${MUTANTS_TESTS:---test worker -- model}"
 exec cargo mutants --package checkpoint-worker \
   --file 'checkpoint-worker/src/keeper/*.rs' --file checkpoint-worker/src/balance.rs \
   --jobs 1 --minimum-test-timeout 120 "$@" \
-  -- --test worker -- model
+  -- "${tests[@]}"

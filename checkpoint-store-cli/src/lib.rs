@@ -22,8 +22,10 @@
 //! `error: `, and nothing printed ever holds a password ([`redact`]). `retire`, `purge` and
 //! `parked drop` ask first on a terminal and need `--yes` anywhere else ([`confirm`]).
 //!
-//! This library is the command's implementation, public so that its tests (and other tools)
-//! can open a store from a URL exactly as the command does: [`connect::connect`].
+//! This library is the command's implementation, public so that its tests can open a store
+//! exactly as the command does ([`connect::connect`], with the command's messages). Another
+//! program that takes a store URL uses `checkpoint-connect`, which the command opens its
+//! stores through.
 //!
 //! The package is `checkpoint-store-cli` because `checkpoint-cli` is another program's name on
 //! the crates registry; the command it installs is `checkpoint`
