@@ -5,6 +5,7 @@ mod behaviour;
 mod drain;
 mod dynamodb;
 mod exported;
+mod forgotten;
 mod model;
 mod network;
 mod requests;
