@@ -2,35 +2,17 @@
 //! rounds doubles with each failure in a row (capped at the renew interval). The model's
 //! faulty store, tokio's paused clock.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_core::InMemoryCheckpointStore;
-use checkpoint_worker::Worker;
 use futures_util::StreamExt;
 use tokio::time::Instant;
 
-use crate::model::record::Record;
-use crate::model::store::{Faults, FaultyStore};
-
-const RENEW: Duration = Duration::from_millis(200);
+use crate::support::{RENEW, faulty_store, start};
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_store_is_asked_at_most_a_few_times_per_renew_interval() {
-    let inner = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
-    let faults = Arc::new(Faults::default());
-    let store = Arc::new(FaultyStore::new(
-        inner,
-        Arc::clone(&faults),
-        0,
-        Arc::new(Record::default()),
-    ));
-    let (worker, assignments) = Worker::builder(store, "g", "s", 4)
-        .worker_id("a")
-        .lease_duration(Duration::from_secs(2))
-        .renew_interval(RENEW)
-        .start()
-        .expect("valid settings");
+    let (store, faults) = faulty_store();
+    let (worker, assignments) = start(store, 4);
     tokio::spawn(assignments.collect::<Vec<_>>());
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(worker.stats().held.len(), 4);

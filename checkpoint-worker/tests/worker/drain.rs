@@ -11,6 +11,8 @@ use checkpoint_core::InMemoryCheckpointStore;
 use checkpoint_worker::{Assignments, Stop, Worker};
 use tokio::time::Instant;
 
+use crate::support::paused_store;
+
 const LEASE: Duration = Duration::from_secs(2);
 const RENEW: Duration = Duration::from_millis(200);
 const DRAIN: Duration = Duration::from_secs(6);
@@ -70,10 +72,6 @@ fn start(
         .expect("valid settings");
     serve(id, assignments, finishing, Arc::clone(timeline));
     worker
-}
-
-fn paused_store() -> Arc<InMemoryCheckpointStore> {
-    Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()))
 }
 
 /// The partition `b` was given from `a`, when `a` dropped it and when `b` got it.

@@ -2,51 +2,30 @@
 //! replica that missed the grant, an operator's hand on the table): the owner's next renew
 //! does not list it, and the owner stops believing it holds it (the partition is free in the
 //! store meanwhile, for anyone to claim, the owner included). Here the store forgets through
-//! a release sent on the owner's behalf.
-//! In-memory store, tokio's paused clock.
+//! a release sent on the owner's behalf. In-memory store, tokio's paused clock.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use checkpoint_core::{InMemoryCheckpointStore, LeaseStore};
+use checkpoint_core::LeaseStore;
 use checkpoint_worker::{Stop, Worker};
-use tokio::time::Instant;
 
-const RENEW: Duration = Duration::from_millis(200);
+use crate::support::{RENEW, paused_store, record_stops, start};
+
+/// The epoch under which `worker` holds partition 2, if it does.
+fn epoch_of_2(worker: &Worker) -> Option<u64> {
+    let held = worker.stats().held;
+    held.iter()
+        .find(|held| held.partition == 2)
+        .map(|held| held.epoch)
+}
 
 #[tokio::test(start_paused = true)]
 async fn a_lease_the_store_forgot_is_lost_at_the_owners_next_renew() {
-    let store = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
-    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
-        .worker_id("a")
-        .lease_duration(Duration::from_secs(2))
-        .renew_interval(RENEW)
-        .start()
-        .expect("valid settings");
-    let stops: Arc<Mutex<Vec<(u32, Stop)>>> = Arc::default();
-    let recorded = Arc::clone(&stops);
-    tokio::spawn(async move {
-        while let Some(assignment) = assignments.next().await {
-            let recorded = Arc::clone(&recorded);
-            tokio::spawn(async move {
-                let stop = assignment.stopped().await;
-                recorded
-                    .lock()
-                    .unwrap()
-                    .push((assignment.partition(), stop));
-            });
-        }
-    });
+    let store = paused_store();
+    let (worker, assignments) = start(store.clone(), 4);
+    let stops = record_stops(assignments);
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(worker.stats().held.len(), 4);
-    let epoch_of_2 = |worker: &Worker| {
-        worker
-            .stats()
-            .held
-            .iter()
-            .find(|held| held.partition == 2)
-            .map(|held| held.epoch)
-    };
     let first_epoch = epoch_of_2(&worker).expect("partition 2 held");
 
     store
@@ -54,8 +33,9 @@ async fn a_lease_the_store_forgot_is_lost_at_the_owners_next_renew() {
         .await
         .expect("the store forgets partition 2");
     tokio::time::sleep(2 * RENEW).await;
+    let first_stop = stops.lock().unwrap().first().map(|&(p, stop, _)| (p, stop));
     assert_eq!(
-        stops.lock().unwrap().first().copied(),
+        first_stop,
         Some((2, Stop::Lost)),
         "the assignment of the forgotten partition was told it is lost"
     );

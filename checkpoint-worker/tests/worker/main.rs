@@ -10,3 +10,4 @@ mod model;
 mod network;
 mod requests;
 mod retired;
+mod support;

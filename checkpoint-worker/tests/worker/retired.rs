@@ -3,39 +3,20 @@
 //! says so to the application; and what shutdown answers each of several callers. In-memory
 //! store, tokio's paused clock.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use checkpoint_core::{CheckpointAdmin, InMemoryCheckpointStore};
-use checkpoint_worker::{Stop, Worker, WorkerError};
+use checkpoint_core::CheckpointAdmin;
+use checkpoint_worker::{Stop, WorkerError};
+use futures_util::StreamExt;
 use tokio::time::Instant;
 
-const RENEW: Duration = Duration::from_millis(200);
+use crate::support::{RENEW, faulty_store, paused_store, record_stops, start};
 
 #[tokio::test(start_paused = true)]
 async fn a_retired_subscription_stops_its_worker_at_its_next_renew_and_says_so() {
-    let store = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
-    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
-        .worker_id("a")
-        .lease_duration(Duration::from_secs(2))
-        .renew_interval(RENEW)
-        .start()
-        .expect("valid settings");
-    let stops: Arc<Mutex<Vec<(u32, Stop, Instant)>>> = Arc::default();
-    let recorded = Arc::clone(&stops);
-    tokio::spawn(async move {
-        while let Some(assignment) = assignments.next().await {
-            let recorded = Arc::clone(&recorded);
-            tokio::spawn(async move {
-                let stop = assignment.stopped().await;
-                let partition = assignment.partition();
-                recorded
-                    .lock()
-                    .unwrap()
-                    .push((partition, stop, Instant::now()));
-            });
-        }
-    });
+    let store = paused_store();
+    let (worker, assignments) = start(store.clone(), 4);
+    let stops = record_stops(assignments);
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(worker.stats().held.len(), 4);
 
@@ -71,14 +52,8 @@ async fn a_retired_subscription_stops_its_worker_at_its_next_renew_and_says_so()
 
 #[tokio::test(start_paused = true)]
 async fn shutdowns_asked_at_once_all_return_ok_and_a_later_one_too() {
-    let store = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
-    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
-        .worker_id("a")
-        .lease_duration(Duration::from_secs(2))
-        .renew_interval(RENEW)
-        .start()
-        .expect("valid settings");
-    tokio::spawn(async move { while assignments.next().await.is_some() {} });
+    let (worker, assignments) = start(paused_store(), 4);
+    tokio::spawn(assignments.collect::<Vec<_>>());
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(worker.stats().held.len(), 4);
 
@@ -93,24 +68,9 @@ async fn shutdowns_asked_at_once_all_return_ok_and_a_later_one_too() {
 
 #[tokio::test(start_paused = true)]
 async fn when_a_shutdown_fails_its_first_caller_gets_the_error_and_the_others_that_it_stopped() {
-    use crate::model::record::Record;
-    use crate::model::store::{Faults, FaultyStore};
-
-    let inner = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
-    let faults = Arc::new(Faults::default());
-    let store = Arc::new(FaultyStore::new(
-        inner,
-        Arc::clone(&faults),
-        0,
-        Arc::new(Record::default()),
-    ));
-    let (worker, mut assignments) = Worker::builder(store, "g", "s", 4)
-        .worker_id("a")
-        .lease_duration(Duration::from_secs(2))
-        .renew_interval(RENEW)
-        .start()
-        .expect("valid settings");
-    tokio::spawn(async move { while assignments.next().await.is_some() {} });
+    let (store, faults) = faulty_store();
+    let (worker, assignments) = start(store, 4);
+    tokio::spawn(assignments.collect::<Vec<_>>());
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(worker.stats().held.len(), 4);
 
