@@ -72,7 +72,9 @@
 //!   that succeeded (counted from when it was *sent*). Every store request is bounded by it.
 //!   When it passes without a renew, every assignment gets [`Stop::Lost`] at once, and
 //!   [`Assignment::is_held`] is false from that instant, even in a worker that was frozen
-//!   (a long pause, a `SIGSTOP`) and has not run its keeper again yet.
+//!   (a long pause, a `SIGSTOP`) and has not run its keeper again yet. A renew whose answer
+//!   no longer lists a partition (a store that lost the grant: a failover to a replica that
+//!   missed it) stops that partition's assignment with [`Stop::Lost`] at once.
 //! - **Balancing.** With `P` partitions over `N` live workers, every worker ends with `⌊P/N⌋`
 //!   or `⌈P/N⌉`. A worker below its share claims free partitions (never held, released,
 //!   or expired); when none are left, it **asks** an owner above its share to hand one over
@@ -115,6 +117,10 @@
 //!   lease duration on its own clock.) Its committer's last writes may land late: harmless,
 //!   since a store only moves a checkpoint forward. Entries it had completed after its last
 //!   write are redone (at-least-once).
+//! - **Retired.** When the subscription is retired (`CheckpointAdmin::retire`, `checkpoint
+//!   retire`), the next renew is refused: every assignment gets [`Stop::Lost`], the worker
+//!   sends nothing more and stops. A [`Worker::shutdown`] already waiting then gets
+//!   [`WorkerError::Refused`], a later one [`WorkerError::Stopped`].
 //!
 //! # Observing
 //!
