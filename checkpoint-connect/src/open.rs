@@ -137,8 +137,11 @@ impl Options {
     ///
     /// # Errors
     ///
-    /// [`ConnectError::Setting`] naming the setting and the backends that have it.
+    /// [`ConnectError::Setting`] naming the setting and the backends that have it; the
+    /// store's invalid input (`Argument::Setting("timeout")`) for a zero timeout.
     pub fn check_for(&self, url: &StoreUrl) -> Result<(), ConnectError> {
+        // A zero timeout would otherwise fail as a timeout of the opening, not as the setting.
+        checkpoint_core::settings::validate_timeout(self.timeout)?;
         check_settings(url, self)
     }
 }
@@ -186,6 +189,22 @@ mod tests {
                 "{url:?}: {error:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused_as_the_setting_it_is() {
+        let url = StoreUrl::Sqlite("x.db".into());
+        let error = Options::new()
+            .timeout(Duration::ZERO)
+            .check_for(&url)
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ConnectError::Store(checkpoint_core::Error::InvalidInput(_))
+            ),
+            "{error:?}"
+        );
     }
 
     #[tokio::test]
