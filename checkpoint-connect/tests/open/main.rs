@@ -17,8 +17,7 @@ async fn a_missing_file_is_not_created_unless_asked() {
     let url: StoreUrl = format!("sqlite:{}", path.display()).parse().unwrap();
     let error = checkpoint_connect::open(&url, &Options::new())
         .await
-        .err()
-        .expect("a missing file without `create` is an error");
+        .expect_err("a missing file without `create` is an error");
     assert!(
         matches!(error, ConnectError::Store(Error::Backend { .. })),
         "{error:?}"
@@ -52,8 +51,7 @@ async fn an_invalid_table_name_is_the_store_s_invalid_input() {
     let url: StoreUrl = format!("sqlite:{}", path.display()).parse().unwrap();
     let error = checkpoint_connect::open(&url, &Options::new().table("no-dashes").create(true))
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(
         matches!(error, ConnectError::Store(Error::InvalidInput(_))),
         "{error:?}"
@@ -65,8 +63,7 @@ async fn an_invalid_table_name_is_the_store_s_invalid_input() {
 async fn connect_parses_and_opens_in_one_call() {
     let error = checkpoint_connect::connect("mysql://root:hunter2@h/db")
         .await
-        .err()
-        .expect("no such scheme");
+        .expect_err("no such scheme");
     assert!(matches!(error, ConnectError::Url(_)), "{error:?}");
     assert!(!error.to_string().contains("hunter2"), "{error}");
 }
