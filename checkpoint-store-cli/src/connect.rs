@@ -76,8 +76,8 @@ fn connect_error(target: &Target, context: &str, error: ConnectError) -> CliErro
         ConnectError::Setting {
             setting, backends, ..
         } => {
-            let hint = match target {
-                Target::DynamoDb(_) => ": its table is in the URL, dynamodb://TABLE",
+            let hint = match (setting, target) {
+                ("table", Target::DynamoDb(_)) => ": its table is in the URL, dynamodb://TABLE",
                 _ => "",
             };
             let option = setting.replace('_', "-");
@@ -142,6 +142,45 @@ pub fn seconds(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn each_setting_belongs_to_its_backends_before_anything_is_sent() {
+        let settings = |table: Option<&str>, key_prefix: Option<&str>| Settings {
+            table: table.map(str::to_owned),
+            key_prefix: key_prefix.map(str::to_owned),
+            ..Settings::default()
+        };
+        let dynamodb = Target::DynamoDb("t".into());
+        let redis = Target::Redis("redis://127.0.0.1:1".into());
+        let postgres = Target::Postgres("postgres://127.0.0.1:1/db".into());
+        for (target, settings, message) in [
+            (
+                &dynamodb,
+                settings(Some("t"), None),
+                "--table is for PostgreSQL and SQLite, not dynamodb: its table is in the URL, \
+                 dynamodb://TABLE",
+            ),
+            (
+                &dynamodb,
+                settings(None, Some("cp")),
+                "--key-prefix is for Redis, not dynamodb",
+            ),
+            (
+                &redis,
+                settings(Some("t"), None),
+                "--table is for PostgreSQL and SQLite, not redis",
+            ),
+            (
+                &postgres,
+                settings(None, Some("cp")),
+                "--key-prefix is for Redis, not postgres",
+            ),
+        ] {
+            let error = connect(target, &settings).await.err().unwrap();
+            assert_eq!(error.exit().code(), 2, "{}", error.message());
+            assert_eq!(error.message(), message);
+        }
+    }
 
     #[tokio::test]
     async fn a_missing_sqlite_file_is_an_error_not_a_new_database() {
