@@ -124,8 +124,9 @@ impl StoreUrl {
         }
     }
 
-    /// A `rediss://` URL: TLS, which only the `tls` feature builds.
-    fn needs_tls(&self) -> bool {
+    /// Whether the store is reached over TLS that only the `tls` feature builds: a
+    /// `rediss://` URL (PostgreSQL's `sslmode` is sqlx's to refuse).
+    pub fn needs_tls(&self) -> bool {
         match self {
             StoreUrl::Redis(url) => url.starts_with("rediss://"),
             StoreUrl::RedisCluster(urls) => urls.iter().any(|url| url.starts_with("rediss://")),

@@ -90,8 +90,24 @@ impl From<ConnectError> for OpenStoreError {
     }
 }
 
-/// The examples' feature names are checkpoint-connect's (`postgres`, `redis`, `dynamodb`,
-/// `tls`), so its answer is the feature to add here.
+/// Whether this package's own feature `feature` is on. The examples' feature names are
+/// checkpoint-connect's (`postgres`, `redis`, `dynamodb`, `tls`); the examples check their
+/// own, since in a workspace build another package may have turned checkpoint-connect's on.
+fn built_here(feature: &str) -> bool {
+    const FEATURES: &[(&str, bool)] = &[
+        ("postgres", cfg!(feature = "postgres")),
+        ("redis", cfg!(feature = "redis")),
+        ("dynamodb", cfg!(feature = "dynamodb")),
+        ("tls", cfg!(feature = "tls")),
+    ];
+    FEATURES
+        .iter()
+        .find(|(name, _)| *name == feature)
+        .is_none_or(|(_, on)| *on)
+}
+
+/// The examples' feature names are checkpoint-connect's, so its answer is the feature to add
+/// here.
 fn not_built(scheme: &'static str, feature: &'static str) -> OpenStoreError {
     OpenStoreError::NotBuilt {
         scheme,
@@ -112,6 +128,12 @@ pub fn check_store(spec: &str) -> Result<(), OpenStoreError> {
         return Ok(());
     }
     let url: StoreUrl = spec.parse()?;
+    if !built_here(url.backend()) {
+        return Err(not_built(url.scheme(), url.backend()));
+    }
+    if url.needs_tls() && !built_here("tls") {
+        return Err(not_built(url.scheme(), "tls"));
+    }
     match url.missing_feature() {
         None => Ok(()),
         Some(feature) => Err(not_built(url.scheme(), feature)),
