@@ -2,7 +2,8 @@
 //! the options applied, the schema created when asked.
 
 use crate::error::ConnectError;
-use crate::open::{Options, Store};
+use crate::options::Options;
+use crate::store::Store;
 use crate::store_url::StoreUrl;
 
 /// Opens `url` (whose feature this build has: [`crate::open`] checked) with `options`.

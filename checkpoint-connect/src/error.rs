@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::store_url::EXPECTED;
+/// What is accepted, for messages.
+const EXPECTED: &str = "postgres://…, postgresql://…, redis://…, rediss://…, several redis:// URLs \
+                        for a cluster, dynamodb://TABLE or sqlite:PATH";
 
 /// A URL that names no store (see the crate doc). The message shows the URL's scheme at most:
 /// the rest may hold a password.

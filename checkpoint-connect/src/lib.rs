@@ -49,14 +49,18 @@
 mod backends;
 mod error;
 mod open;
+mod options;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod redact;
+mod store;
 mod store_url;
 
 #[cfg(feature = "dynamodb")]
 pub mod aws;
 
 pub use error::{ConnectError, UrlError};
-pub use open::{Options, Store, connect, open};
+pub use open::{connect, open};
+pub use options::Options;
+pub use store::Store;
 pub use store_url::{StoreUrl, check_parses, scheme_for_message, sqlite_path};

@@ -32,10 +32,6 @@ pub enum StoreUrl {
     Sqlite(PathBuf),
 }
 
-/// What is accepted, for messages.
-pub(crate) const EXPECTED: &str = "postgres://…, postgresql://…, redis://…, rediss://…, several redis:// URLs \
-                        for a cluster, dynamodb://TABLE or sqlite:PATH";
-
 impl StoreUrl {
     /// The store `values` name, each one URL or several Redis URLs. A value may hold several Redis URLs separated by
     /// commas (`redis://a:7000,redis://b:7000`): a comma counts as a separator only right
