@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-/// What is accepted, for messages.
-const EXPECTED: &str = "postgres://…, postgresql://…, redis://…, rediss://…, several redis:// URLs \
+/// The store URLs [`StoreUrl::parse`](crate::StoreUrl::parse) accepts, in words: for a
+/// program's own messages.
+pub const ACCEPTED_URLS: &str = "postgres://…, postgresql://…, redis://…, rediss://…, several redis:// URLs \
                         for a cluster, dynamodb://TABLE or sqlite:PATH";
 
 /// A URL that names no store (see the crate doc). The message shows the URL's scheme at most:
@@ -12,10 +13,10 @@ const EXPECTED: &str = "postgres://…, postgresql://…, redis://…, rediss://
 #[non_exhaustive]
 pub enum UrlError {
     /// No URL was given.
-    #[error("no store URL: expected {EXPECTED}")]
+    #[error("no store URL: expected {ACCEPTED_URLS}")]
     Missing,
     /// The scheme is none of the accepted ones.
-    #[error("unsupported store URL {scheme}: expected {EXPECTED}")]
+    #[error("unsupported store URL {scheme}: expected {ACCEPTED_URLS}")]
     UnknownScheme {
         /// How the URL starts (`mysql://`), or `without a scheme`.
         scheme: String,

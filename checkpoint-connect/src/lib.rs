@@ -59,7 +59,7 @@ mod store_url;
 #[cfg(feature = "dynamodb")]
 pub mod aws;
 
-pub use error::{ConnectError, UrlError};
+pub use error::{ACCEPTED_URLS, ConnectError, UrlError};
 pub use open::{connect, open};
 pub use options::Options;
 pub use store::Store;

@@ -134,7 +134,7 @@ impl StoreUrl {
     pub fn scheme(&self) -> &'static str {
         match self {
             StoreUrl::Postgres(_) => "postgres://",
-            StoreUrl::Redis(url) if url.starts_with("rediss://") => "rediss://",
+            StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) if self.needs_tls() => "rediss://",
             StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) => "redis://",
             StoreUrl::DynamoDb(_) => "dynamodb://",
             StoreUrl::Sqlite(_) => "sqlite:",
@@ -270,6 +270,12 @@ mod tests {
             StoreUrl::Redis("redis://h:6379".into())
         );
         assert_eq!(parse(&["rediss://h"]).unwrap().backend(), "redis");
+        assert_eq!(parse(&["rediss://h"]).unwrap().scheme(), "rediss://");
+        assert_eq!(
+            parse(&["redis://a:1,rediss://b:2"]).unwrap().scheme(),
+            "rediss://",
+            "a cluster with a TLS node needs TLS"
+        );
         assert_eq!(
             parse(&["dynamodb://checkpoints"]).unwrap(),
             StoreUrl::DynamoDb("checkpoints".into())

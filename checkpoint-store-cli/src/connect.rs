@@ -9,7 +9,7 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::time::Duration;
 
-use checkpoint_connect::{ConnectError, Options, UrlError};
+use checkpoint_connect::{ACCEPTED_URLS, ConnectError, Options, UrlError};
 
 use crate::error::CliError;
 use crate::target::Target;
@@ -100,10 +100,7 @@ impl From<UrlError> for CliError {
     fn from(error: UrlError) -> Self {
         match error {
             UrlError::Missing => CliError::usage(format!(
-                "no store URL: give --url (or set CHECKPOINT_URL): {}",
-                error
-                    .to_string()
-                    .trim_start_matches("no store URL: expected ")
+                "no store URL: give --url (or set CHECKPOINT_URL): {ACCEPTED_URLS}"
             )),
             other => CliError::usage(other.to_string()),
         }

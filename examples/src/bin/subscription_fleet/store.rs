@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use checkpoint_connect::StoreUrl;
+
 use crate::BoxError;
 
 /// What the fleet's store offers: checkpoints and leases (the workers'), parked entries (the
@@ -17,14 +19,14 @@ pub use checkpoint_connect::Store as FleetStore;
 /// supervisor `migrate`s, before any child starts: children migrating at once would race on
 /// creating the same tables.
 pub async fn open(spec: &str, migrate: bool) -> Result<Arc<dyn FleetStore>, BoxError> {
-    let shared = [
-        "sqlite:",
-        "postgres://",
-        "postgresql://",
-        "redis://",
-        "rediss://",
-    ];
-    if !shared.iter().any(|start| spec.starts_with(start)) {
+    let shared = matches!(
+        spec.parse(),
+        Ok(StoreUrl::Sqlite(_)
+            | StoreUrl::Postgres(_)
+            | StoreUrl::Redis(_)
+            | StoreUrl::RedisCluster(_))
+    );
+    if !shared {
         let shown = checkpoint_examples::display_store(spec).unwrap_or_else(|| "<store>".into());
         return Err(format!(
             "the fleet needs a store that processes share (sqlite:, postgres://, redis://), not {shown}"
