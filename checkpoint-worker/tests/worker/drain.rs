@@ -11,10 +11,8 @@ use checkpoint_core::InMemoryCheckpointStore;
 use checkpoint_worker::{Assignments, Stop, Worker};
 use tokio::time::Instant;
 
-use crate::support::paused_store;
+use crate::support::{RENEW, builder, paused_store};
 
-const LEASE: Duration = Duration::from_secs(2);
-const RENEW: Duration = Duration::from_millis(200);
 const DRAIN: Duration = Duration::from_secs(6);
 /// How long the handlers of a partition told to hand over take to finish.
 const FINISHING: Duration = Duration::from_secs(1);
@@ -63,10 +61,7 @@ fn start(
     finishing: Option<Duration>,
     timeline: &Arc<Timeline>,
 ) -> Worker {
-    let (worker, assignments) = Worker::builder(Arc::clone(store), "g", "s", 2)
-        .worker_id(id)
-        .lease_duration(LEASE)
-        .renew_interval(RENEW)
+    let (worker, assignments) = builder(store.clone(), id, 2)
         .drain_timeout(DRAIN)
         .start()
         .expect("valid settings");

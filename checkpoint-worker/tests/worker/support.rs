@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use checkpoint_core::InMemoryCheckpointStore;
-use checkpoint_worker::{Assignments, Stop, Worker, WorkerStore};
+use checkpoint_worker::{Assignments, Stop, Worker, WorkerBuilder, WorkerStore};
 use tokio::time::Instant;
 
 use crate::model::record::Record;
@@ -32,12 +32,17 @@ pub fn faulty_store() -> (Arc<FaultyStore>, Arc<Faults>) {
     (Arc::new(store), faults)
 }
 
-/// Worker `a` over `partitions` of `g`/`s`: 2 s leases renewed every [`RENEW`].
-pub fn start(store: Arc<dyn WorkerStore>, partitions: u32) -> (Worker, Assignments) {
+/// Worker `id` over `partitions` of `g`/`s`, not started: 2 s leases renewed every [`RENEW`].
+pub fn builder(store: Arc<dyn WorkerStore>, id: &str, partitions: u32) -> WorkerBuilder {
     Worker::builder(store, "g", "s", partitions)
-        .worker_id("a")
+        .worker_id(id)
         .lease_duration(Duration::from_secs(2))
         .renew_interval(RENEW)
+}
+
+/// Worker `a` of [`builder`], started.
+pub fn start(store: Arc<dyn WorkerStore>, partitions: u32) -> (Worker, Assignments) {
+    builder(store, "a", partitions)
         .start()
         .expect("valid settings")
 }
