@@ -117,9 +117,7 @@ pub fn play(history: &History) -> Outcome {
                 apply(&mut world, step.event);
                 world.run_for(Duration::from_millis(step.wait_ms)).await;
             }
-            world
-                .run_for(STABLE_AFTER + Duration::from_millis(200))
-                .await;
+            world.settle().await;
             Outcome {
                 violations: world.checker.violations.clone(),
                 exercised: world.checker.exercised,

@@ -154,3 +154,34 @@ fn a_takeover_later_than_the_bound_is_caught() {
     );
     eprintln!("a late takeover caught: {}", late[0]);
 }
+
+/// Found by a CI run (4 December): two owners whose checkpoint writes hang (577 and 835 ms,
+/// past the drain timeout) hand partitions over to two workers that join 160 ms apart. Each
+/// handover waits for the owner's final write, and the joiners' second partitions come a round
+/// after their first: balance 2.1 s after the last join, past [`STABLE_AFTER`]. The worker
+/// keeps every promise; the stable window grows with the slowest live writer
+/// (`Checker::stable_window`), and the last state is checked.
+#[test]
+fn handovers_from_owners_with_hanging_writes() {
+    let history = History {
+        partitions: 8,
+        initial: 1,
+        steps: vec![
+            step(Event::SlowWrites(0, 577), 2_638),
+            step(Event::Join, 496),
+            step(Event::SlowWrites(1, 835), 2_597),
+            step(Event::Join, 160),
+            step(Event::Join, 2_604),
+        ],
+    };
+    let outcome = play(&history);
+    assert!(
+        outcome.violations.is_empty(),
+        "the worker breaks a promise with owners whose writes hang: {:#?}",
+        outcome.violations
+    );
+    assert!(
+        outcome.exercised.stable_ticks > 0,
+        "the last state was never checked stable"
+    );
+}

@@ -190,7 +190,14 @@ impl World {
     /// Every checkpoint write of the worker's store takes `latency`.
     pub fn slow_writes(&mut self, index: usize, latency: Duration) {
         self.slots[index].faults.set_write_latency(latency);
-        self.checker.happened(index, Kind::Slow);
+        self.checker.happened(index, Kind::SlowWrites { latency });
+    }
+
+    /// Lets time pass until the state is checked stable (and a little more): the end of a
+    /// history, so that its last state is always checked.
+    pub async fn settle(&mut self) {
+        let window = self.checker.stable_window(&self.live());
+        self.run_for(window + Duration::from_millis(200)).await;
     }
 
     /// Lets `duration` of virtual time pass, checking at every tick.
