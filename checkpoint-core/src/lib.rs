@@ -59,6 +59,7 @@ mod admin;
 pub mod backoff;
 pub mod batch;
 mod checkpoint;
+pub mod door;
 pub mod error;
 mod exclusive;
 mod fingerprint;

@@ -4,12 +4,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use async_trait::async_trait;
-
-use crate::validation::{
-    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use crate::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use crate::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
+use crate::error::Operation;
+use crate::{Checkpoint, Error, Fingerprint};
 
 /// What the in-memory store keeps for one (subscription, partition).
 #[derive(Debug, Clone, Copy)]
@@ -130,10 +127,27 @@ fn save_into(group: &mut Group, subscription: &str, partition: u32, position: u6
     }
 }
 
-#[async_trait]
-impl CheckpointStore for InMemoryCheckpointStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
+crate::through_door!(InMemoryCheckpointStore: checkpoints, exclusive, admin, leases, parked);
+
+/// The memory store has nothing to bound: each request is a step under its lock.
+impl Door for InMemoryCheckpointStore {
+    const BACKEND: &'static str = "memory";
+
+    fn place(&self) -> Option<&dyn std::fmt::Display> {
+        None
+    }
+
+    fn bound<'a, T: Send + 'a>(
+        &'a self,
+        _operation: Operation,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        request
+    }
+}
+
+impl CheckpointDoor for InMemoryCheckpointStore {
+    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let state = self.state();
         Ok(state
             .groups
@@ -151,11 +165,11 @@ impl CheckpointStore for InMemoryCheckpointStore {
 
     async fn load(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
         let state = self.state();
         Ok(state
             .groups
@@ -166,21 +180,22 @@ impl CheckpointStore for InMemoryCheckpointStore {
 
     async fn save(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
         self.state().save(group, subscription, partition, position);
         Ok(())
     }
 
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
+    async fn save_all(
+        &self,
+        _checked: Checked,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
         let mut state = self.state();
         for checkpoint in checkpoints {
             state.save(
@@ -194,17 +209,16 @@ impl CheckpointStore for InMemoryCheckpointStore {
     }
 }
 
-#[async_trait]
-impl ExclusiveCheckpointStore for InMemoryCheckpointStore {
+impl ExclusiveDoor for InMemoryCheckpointStore {
     async fn claim(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
         let mut state = self.state();
         if state.is_retired(group, subscription) {
             return Err(Error::retired(group, subscription));
@@ -233,13 +247,13 @@ impl ExclusiveCheckpointStore for InMemoryCheckpointStore {
 
     async fn advance(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
         let mut state = self.state();
         let entry = state
             .groups

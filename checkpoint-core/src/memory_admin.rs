@@ -1,14 +1,11 @@
 //! The operations API of the in-memory reference store.
 
-use async_trait::async_trait;
-
+use crate::door::{AdminDoor, Checked};
 use crate::memory::Entry;
-use crate::validation::{validate_group, validate_key, validate_start_at};
-use crate::{CheckpointAdmin, Error, InMemoryCheckpointStore};
+use crate::{Error, InMemoryCheckpointStore};
 
-#[async_trait]
-impl CheckpointAdmin for InMemoryCheckpointStore {
-    async fn groups(&self) -> Result<Vec<String>, Error> {
+impl AdminDoor for InMemoryCheckpointStore {
+    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         let state = self.state();
         let mut groups: Vec<String> = state
             .groups
@@ -30,11 +27,11 @@ impl CheckpointAdmin for InMemoryCheckpointStore {
 
     async fn start_at(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
-        validate_start_at(group, subscription, positions)?;
         let mut state = self.state();
         if state.is_retired(group, subscription) {
             return Err(Error::retired(group, subscription));
@@ -55,8 +52,12 @@ impl CheckpointAdmin for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn retire(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let mut state = self.state();
         if let Some(entries) = state.groups.get_mut(group) {
             entries.retain(|(name, _), _| name != subscription);
@@ -69,8 +70,7 @@ impl CheckpointAdmin for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        validate_group(group)?;
+    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         let state = self.state();
         Ok(state
             .retired
@@ -79,8 +79,7 @@ impl CheckpointAdmin for InMemoryCheckpointStore {
             .unwrap_or_default())
     }
 
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
         let mut state = self.state();
         if state.is_retired(group, subscription) {
             if let Some(retired) = state.retired.get_mut(group) {

@@ -4,13 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-
-use crate::lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseStore, LeaseTable, Released};
-use crate::validation::{
-    validate_acquire, validate_key, validate_lease_owner, validate_release, validate_renew,
-    validate_request_handover,
-};
+use crate::door::{Checked, LeaseDoor};
+use crate::lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseTable, Released};
 use crate::{Error, InMemoryCheckpointStore};
 
 /// One lease. It stays when released or expired (with no owner, or an expiry in the past), so
@@ -127,17 +122,16 @@ fn time_left(expires: Instant, now: Instant) -> Option<Duration> {
     Some(expires.saturating_duration_since(now))
 }
 
-#[async_trait]
-impl LeaseStore for InMemoryCheckpointStore {
+impl LeaseDoor for InMemoryCheckpointStore {
     async fn acquire(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
         duration: Duration,
     ) -> Result<Acquired, Error> {
-        validate_acquire(group, subscription, owner, partitions, duration)?;
         self.refuse_retired(group, subscription)?;
         Ok(self.with_leases(group, subscription, |leases, now| {
             let expires = now + duration;
@@ -155,12 +149,12 @@ impl LeaseStore for InMemoryCheckpointStore {
 
     async fn renew(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         duration: Duration,
     ) -> Result<Vec<HeldLease>, Error> {
-        validate_renew(group, subscription, owner, duration)?;
         self.refuse_retired(group, subscription)?;
         self.with_leases(group, subscription, |leases, now| {
             if !leases.heartbeat_is_live(owner, now) {
@@ -172,12 +166,12 @@ impl LeaseStore for InMemoryCheckpointStore {
 
     async fn release(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
     ) -> Result<Released, Error> {
-        validate_release(group, subscription, owner, partitions)?;
         Ok(self.with_leases(group, subscription, |leases, now| {
             let (mut released, mut not_held): (Vec<u32>, Vec<u32>) = partitions
                 .iter()
@@ -188,8 +182,13 @@ impl LeaseStore for InMemoryCheckpointStore {
         }))
     }
 
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        validate_lease_owner(group, subscription, owner)?;
+    async fn leave(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+    ) -> Result<Vec<u32>, Error> {
         Ok(self.with_leases(group, subscription, |leases, now| {
             leases.owners.remove(owner);
             let held: Vec<u32> = leases
@@ -205,8 +204,12 @@ impl LeaseStore for InMemoryCheckpointStore {
         }))
     }
 
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        validate_key(group, subscription)?;
+    async fn leases(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
         Ok(self.with_leases(group, subscription, |leases, now| {
             let mut owners: Vec<LeaseOwner> = leases
                 .owners
@@ -237,12 +240,12 @@ impl LeaseStore for InMemoryCheckpointStore {
 
     async fn request_handover(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         requester: &str,
         partitions: &[u32],
     ) -> Result<(), Error> {
-        validate_request_handover(group, subscription, requester, partitions)?;
         self.with_leases(group, subscription, |leases, now| {
             for partition in partitions {
                 if let Some(entry) = leases.leases.get_mut(partition)

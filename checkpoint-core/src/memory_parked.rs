@@ -1,15 +1,11 @@
 //! Parked entries in the in-memory reference store.
 
-use async_trait::async_trait;
-
-use crate::parked::{ParkedEntry, ParkedStore, validate_park, validate_parked_key};
-use crate::validation::validate_group;
+use crate::door::{Checked, ParkedDoor};
+use crate::parked::ParkedEntry;
 use crate::{Error, InMemoryCheckpointStore};
 
-#[async_trait]
-impl ParkedStore for InMemoryCheckpointStore {
-    async fn park(&self, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
-        validate_park(group, entry)?;
+impl ParkedDoor for InMemoryCheckpointStore {
+    async fn park(&self, _checked: Checked, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
         let key = (entry.subscription.clone(), entry.partition, entry.position);
         let mut entry = entry.clone();
         entry.retry_requested = false;
@@ -21,8 +17,7 @@ impl ParkedStore for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn parked(&self, group: &str) -> Result<Vec<ParkedEntry>, Error> {
-        validate_group(group)?;
+    async fn parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
         // The map's order is (subscription, partition, position), subscriptions by bytes.
         Ok(self
             .state()
@@ -34,12 +29,12 @@ impl ParkedStore for InMemoryCheckpointStore {
 
     async fn retry_parked(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        validate_parked_key(group, subscription, position)?;
         let mut state = self.state();
         let key = (subscription.to_owned(), partition, position);
         let entry = state
@@ -51,12 +46,12 @@ impl ParkedStore for InMemoryCheckpointStore {
 
     async fn unpark(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        validate_parked_key(group, subscription, position)?;
         let mut state = self.state();
         let key = (subscription.to_owned(), partition, position);
         let removed = state

@@ -11,12 +11,12 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use checkpoint_core::backoff::{Backoff, Jitter};
-use checkpoint_core::validation::{validate_group, validate_key, validate_start_at};
-use checkpoint_core::{CheckpointAdmin, Error, Operation};
+use checkpoint_core::door::{AdminDoor, Checked};
+use checkpoint_core::{Error, Operation};
 use futures_util::{StreamExt, TryStreamExt, stream};
 
+use crate::DynamoDbCheckpointStore;
 use crate::layout::MarkerItem;
 use crate::requests::admin::{
     delete_checkpoint, delete_tombstone, mark_retired, put_tombstone, read_subscription,
@@ -28,7 +28,6 @@ use crate::requests::groups::{
 };
 use crate::requests::lease;
 use crate::requests::start_at::{self, Attempt};
-use crate::{BACKEND, DynamoDbCheckpointStore};
 
 /// How many items the check that a marked group shows something reads in its first `Query`
 /// page; each further page reads [`SHOWN_GROWTH`] times more, up to [`SHOWN_MAX_LIMIT`].
@@ -148,8 +147,7 @@ impl DynamoDbCheckpointStore {
     }
 }
 
-#[async_trait]
-impl CheckpointAdmin for DynamoDbCheckpointStore {
+impl AdminDoor for DynamoDbCheckpointStore {
     /// A consistent `Query` of the groups' markers, every page followed
     /// ([`with_query_page_size`](DynamoDbCheckpointStore::with_query_page_size) items per page,
     /// else 1 MB), then for each marked group, at most
@@ -157,13 +155,7 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
     /// consistent `Query` with `Limit` 1 of its last item that is a tombstone or a live
     /// checkpoint (a group emptied by `purge` keeps its marker, and is left out). On a table
     /// without the "markers complete" item, the markers are filled in first, once.
-    #[tracing::instrument(
-        name = "checkpoint.groups",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table())
-    )]
-    async fn groups(&self) -> Result<Vec<String>, Error> {
+    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         let marked = self.marked_groups().await?;
         // Each request of a check is bounded by the timeout, not the check (`is_shown`).
         let checked: Vec<(String, bool)> = stream::iter(marked)
@@ -190,22 +182,13 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
     /// it takes back what it created and tries again after a random pause (four attempts in
     /// all), so of two calls that refused each other one usually goes through. Not
     /// all-or-nothing: see the [crate documentation](crate).
-    #[tracing::instrument(
-        name = "checkpoint.start_at",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
-            partitions = positions.len(),
-        )
-    )]
     async fn start_at(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
-        validate_start_at(group, subscription, positions)?;
         let mut attempt = 1;
         loop {
             let began = Instant::now();
@@ -227,14 +210,12 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
     /// A `PutItem` of the group's marker (unless this instance wrote it already), then one of
     /// the tombstone, then a consistent `Query` of the group, every page followed, and an
     /// `UpdateItem` setting `retired` on each of the subscription's items.
-    #[tracing::instrument(
-        name = "checkpoint.retire",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
-    )]
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn retire(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let op = Operation::Retire;
         // The group's marker before the tombstone, which shows the group at once.
         self.within(op, mark(self, op, group)).await?;
@@ -257,14 +238,7 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
 
     /// A consistent `Query` of the group's tombstones (`begins_with` on the sort key), every
     /// page followed.
-    #[tracing::instrument(
-        name = "checkpoint.retired",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group)
-    )]
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        validate_group(group)?;
+    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         let (names, _pages) = self
             .every_page(Operation::Retired, |start| {
                 tombstones_page(self, group, start)
@@ -279,14 +253,7 @@ impl CheckpointAdmin for DynamoDbCheckpointStore {
     /// per lease and heartbeat; last, one of the tombstone. Without a tombstone, live
     /// checkpoints are refused ([`Error::NotRetired`]), retired leftovers deleted, and leases
     /// left alone.
-    #[tracing::instrument(
-        name = "checkpoint.purge",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
-    )]
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
         let op = Operation::Purge;
         let found = read_subscription(self, op, group, subscription).await?;
         if !found.tombstone && found.items.iter().any(|item| item.is_live()) {

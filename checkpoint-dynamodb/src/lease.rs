@@ -12,20 +12,14 @@ mod read;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use checkpoint_core::lease::{
-    Acquired, HeldLease, Lease, LeaseOwner, LeaseStore, LeaseTable, Released,
-};
-use checkpoint_core::validation::{
-    validate_acquire, validate_key, validate_lease_owner, validate_release, validate_renew,
-    validate_request_handover,
-};
+use checkpoint_core::door::{Checked, LeaseDoor};
+use checkpoint_core::lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseTable, Released};
 use checkpoint_core::{Error, Operation};
 use futures_util::future::{try_join, try_join3};
 
+use crate::DynamoDbCheckpointStore;
 use crate::layout::LeasePartitionItem;
 use crate::requests::lease::{self as requests, EndIf, Name};
-use crate::{BACKEND, DynamoDbCheckpointStore};
 use read::Read;
 
 /// A lease duration in whole milliseconds, as the heartbeat keeps it (at most a day).
@@ -92,30 +86,20 @@ impl DynamoDbCheckpointStore {
     }
 }
 
-#[async_trait]
-impl LeaseStore for DynamoDbCheckpointStore {
+impl LeaseDoor for DynamoDbCheckpointStore {
     /// A consistent `GetItem` of the tombstone beside a consistent `Query` of the
     /// subscription's leases (one per page), then an `UpdateItem` of the owner's heartbeat,
     /// then one conditional write per partition to grant, and one `UpdateItem` per dead owner
     /// to take over from: see the [crate documentation](crate).
-    #[tracing::instrument(
-        name = "checkpoint.acquire",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
-            partitions = partitions.len(),
-        )
-    )]
     async fn acquire(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
         duration: Duration,
     ) -> Result<Acquired, Error> {
-        validate_acquire(group, subscription, owner, partitions, duration)?;
         let op = Operation::Acquire;
         let name = (group, subscription);
         let (retired, read) =
@@ -131,20 +115,14 @@ impl LeaseStore for DynamoDbCheckpointStore {
     /// A conditional `UpdateItem` of the owner's heartbeat, a consistent `GetItem` of the
     /// tombstone and a consistent `Query` of the subscription's leases (one per page), all at
     /// once; only the `GetItem` when this instance does not hold the owner live.
-    #[tracing::instrument(
-        name = "checkpoint.renew",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
-    )]
     async fn renew(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         duration: Duration,
     ) -> Result<Vec<HeldLease>, Error> {
-        validate_renew(group, subscription, owner, duration)?;
         let op = Operation::Renew;
         let name = (group, subscription);
         let clock = self.lease_clock();
@@ -176,23 +154,14 @@ impl LeaseStore for DynamoDbCheckpointStore {
 
     /// One conditional `UpdateItem` per partition (none when this instance does not hold the
     /// owner live: then nothing is held).
-    #[tracing::instrument(
-        name = "checkpoint.release",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
-            partitions = partitions.len(),
-        )
-    )]
     async fn release(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
     ) -> Result<Released, Error> {
-        validate_release(group, subscription, owner, partitions)?;
         let name = (group, subscription);
         let clock = self.lease_clock();
         let Some(generation) = clock.live_generation(group, subscription, owner) else {
@@ -214,8 +183,9 @@ impl LeaseStore for DynamoDbCheckpointStore {
                 },
             )
             .await?;
-        let (mut released, mut not_held): (Vec<(u32, bool)>, Vec<(u32, bool)>) =
-            answers.into_iter().partition(|&(_, freed)| freed);
+        let (mut released, mut not_held): (Vec<_>, Vec<_>) = answers
+            .into_iter()
+            .partition(|&(_, freed): &(u32, bool)| freed);
         released.sort_unstable();
         not_held.sort_unstable();
         Ok(Released {
@@ -232,14 +202,13 @@ impl LeaseStore for DynamoDbCheckpointStore {
 
     /// An `UpdateItem` ending the owner's heartbeat (a new generation: every lease it held is
     /// free at once) beside a consistent `Query` of the subscription's leases (one per page).
-    #[tracing::instrument(
-        name = "checkpoint.leave",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
-    )]
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        validate_lease_owner(group, subscription, owner)?;
+    async fn leave(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+    ) -> Result<Vec<u32>, Error> {
         let op = Operation::Leave;
         let name = (group, subscription);
         let clock = self.lease_clock();
@@ -259,14 +228,12 @@ impl LeaseStore for DynamoDbCheckpointStore {
     }
 
     /// A consistent `Query` of the subscription's leases, one per page.
-    #[tracing::instrument(
-        name = "checkpoint.leases",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table(), group = group, subscription = subscription)
-    )]
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        validate_key(group, subscription)?;
+    async fn leases(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
         let read = self
             .read_leases(Operation::Leases, (group, subscription))
             .await?;
@@ -298,23 +265,14 @@ impl LeaseStore for DynamoDbCheckpointStore {
 
     /// A consistent `Query` of the subscription's leases (one per page), then a conditional
     /// `UpdateItem` per partition named that another owner holds live.
-    #[tracing::instrument(
-        name = "checkpoint.request_handover",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table(), group = group, subscription = subscription,
-            partitions = partitions.len(),
-        )
-    )]
     async fn request_handover(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         requester: &str,
         partitions: &[u32],
     ) -> Result<(), Error> {
-        validate_request_handover(group, subscription, requester, partitions)?;
         let op = Operation::RequestHandover;
         let name = (group, subscription);
         let read = self.read_leases(op, name).await?;

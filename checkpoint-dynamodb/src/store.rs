@@ -5,17 +5,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use checkpoint_core::batch::highest_per_key;
+use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
 use checkpoint_core::settings::{validate_count, validate_timeout};
-use checkpoint_core::validation::{
-    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use checkpoint_core::{
-    Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
-};
+use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
 use futures_util::{StreamExt, TryStreamExt, future, stream};
 
 use crate::clock::LeaseClock;
@@ -23,6 +17,9 @@ use crate::group_markers::GroupMarkers;
 use crate::layout::validate_table_name;
 use crate::requests::{checkpoint, compare_and_set, table, write};
 use crate::{BACKEND, DEFAULT_MAX_CONCURRENCY, DEFAULT_TABLE};
+
+#[cfg(doc)]
+use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
 
 /// A [`CheckpointStore`] and [`ExclusiveCheckpointStore`] on one DynamoDB table.
 ///
@@ -222,18 +219,31 @@ impl DynamoDbCheckpointStore {
     }
 }
 
-#[async_trait]
-impl CheckpointStore for DynamoDbCheckpointStore {
+checkpoint_core::through_door!(DynamoDbCheckpointStore: checkpoints, exclusive, admin, leases, parked);
+
+impl Door for DynamoDbCheckpointStore {
+    const BACKEND: &'static str = BACKEND;
+
+    fn place(&self) -> Option<&dyn fmt::Display> {
+        Some(&self.table)
+    }
+
+    /// Nothing around the whole call: the store's timeout bounds each request of it
+    /// (`bounded.rs`), so that a large batch, group or subscription never fails for its size
+    /// alone.
+    fn bound<'a, T: Send + 'a>(
+        &'a self,
+        _operation: Operation,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        request
+    }
+}
+
+impl CheckpointDoor for DynamoDbCheckpointStore {
     /// One `Query` on the group's partition key with `ConsistentRead`, followed through every
     /// page.
-    #[tracing::instrument(
-        name = "checkpoint.list",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group)
-    )]
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
+    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let (checkpoints, pages) = self
             .every_page(Operation::List, |start| {
                 checkpoint::list_page(self, group, start)
@@ -244,22 +254,13 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     }
 
     /// One `GetItem` with `ConsistentRead`.
-    #[tracing::instrument(
-        name = "checkpoint.load",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition,
-        )
-    )]
     async fn load(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
         let op = Operation::Load;
         let key = (group, subscription, partition);
         self.within(op, checkpoint::load(self, op, key)).await
@@ -269,23 +270,14 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     /// `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)` on a
     /// checkpoint that exists; the first save of a checkpoint creates it with the create
     /// protocol (4 requests in all, see the [crate documentation](crate)).
-    #[tracing::instrument(
-        name = "checkpoint.save",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition,
-        )
-    )]
     async fn save(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
         let op = Operation::Save;
         let key = (group, subscription, partition);
         self.within(op, write::save(self, op, key, position)).await
@@ -301,16 +293,12 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     /// others, and it takes at most 100 items). Repeated keys are collapsed to their highest
     /// position first. The first failing request fails the call; requests still in flight are
     /// dropped, so some entries may be saved and others not, as the contract allows.
-    #[tracing::instrument(
-        name = "checkpoint.save_all",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table, group = group, batch_size = checkpoints.len(),
-        )
-    )]
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
+    async fn save_all(
+        &self,
+        _checked: Checked,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
         if checkpoints.is_empty() {
             return Ok(());
         }
@@ -329,30 +317,20 @@ impl CheckpointStore for DynamoDbCheckpointStore {
     }
 }
 
-#[async_trait]
-impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
+impl ExclusiveDoor for DynamoDbCheckpointStore {
     /// One `UpdateItem` with `if_not_exists` for the position and the fingerprint on an
     /// existing, live checkpoint, returning the item as it is after the update; the stored
     /// fingerprint is compared here. A reply without the item costs one consistent `GetItem`
     /// more; the first claim of a checkpoint creates it with the create protocol.
-    #[tracing::instrument(
-        name = "checkpoint.claim",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition,
-        )
-    )]
     async fn claim(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
         let key = (group, subscription, partition);
         let claim = write::claim(self, key, fingerprint, initial_position);
         self.within(Operation::Claim, claim).await
@@ -363,24 +341,15 @@ impl ExclusiveCheckpointStore for DynamoDbCheckpointStore {
     /// [`Error::Moved`] its current position. A refusal whose reply holds no item (the checkpoint
     /// does not exist, or the server does not return old items) costs one consistent `GetItem`
     /// more, so that `Moved` never reports an existing checkpoint as absent.
-    #[tracing::instrument(
-        name = "checkpoint.advance",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND, table = %self.table, group = group, subscription = subscription,
-            partition = partition,
-        )
-    )]
     async fn advance(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
         let key = (group, subscription, partition);
         let advance = compare_and_set::advance(self, key, from, to);
         self.within(Operation::Advance, advance).await

@@ -1,24 +1,15 @@
 //! [`CheckpointAdmin`] on PostgreSQL: the operations API, over the tombstone table
 //! `<table>_retired` (see the crate doc, "Retired subscriptions").
 
-use async_trait::async_trait;
-use checkpoint_core::validation::{validate_group, validate_key, validate_start_at};
-use checkpoint_core::{CheckpointAdmin, Error, Operation};
+use checkpoint_core::door::{AdminDoor, Checked};
+use checkpoint_core::{Error, Operation};
 
-use crate::BACKEND;
 use crate::store::PostgresCheckpointStore;
 
-#[async_trait]
-impl CheckpointAdmin for PostgresCheckpointStore {
+impl AdminDoor for PostgresCheckpointStore {
     /// One statement: a loose index scan of the checkpoint table (one index probe per group)
     /// and the tombstone table, merged and sorted by bytes. Every group, in one reply.
-    #[tracing::instrument(
-        name = "checkpoint.groups",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, count)
-    )]
-    async fn groups(&self) -> Result<Vec<String>, Error> {
+    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         self.on_pool(Operation::Groups)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self.requests.groups(&mut connection).await;
@@ -31,19 +22,13 @@ impl CheckpointAdmin for PostgresCheckpointStore {
     /// `sql/start_at_lock.sql`), then `sql/start_at.sql`. Not run a second time on a lost
     /// connection: had the first attempt committed, the second would report the caller's own
     /// checkpoints as [`Error::Exists`].
-    #[tracing::instrument(
-        name = "checkpoint.start_at",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription, partitions = positions.len())
-    )]
     async fn start_at(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
-        validate_start_at(group, subscription, positions)?;
         self.on_pool(Operation::StartAt)
             .run(|mut connection| async move {
                 let reply = self
@@ -58,14 +43,12 @@ impl CheckpointAdmin for PostgresCheckpointStore {
     /// One transaction: `BEGIN`, bound the lock wait (when the store has a timeout), lock the
     /// table against writers, write the tombstone and delete the checkpoints, commit; five
     /// round trips, as the tests count them. Idempotent, so run once more on a lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.retire",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn retire(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let lock_timeout = self.timeout;
         self.on_pool(Operation::Retire)
             .run_once_more_if_lost(|mut connection| async move {
@@ -78,14 +61,7 @@ impl CheckpointAdmin for PostgresCheckpointStore {
             .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.retired",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, count)
-    )]
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        validate_group(group)?;
+    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         self.on_pool(Operation::Retired)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self.requests.retired(&mut connection, group).await;
@@ -95,14 +71,7 @@ impl CheckpointAdmin for PostgresCheckpointStore {
     }
 
     /// One statement (see `sql/purge.sql`).
-    #[tracing::instrument(
-        name = "checkpoint.purge",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        validate_key(group, subscription)?;
+    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
         self.on_pool(Operation::Purge)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self

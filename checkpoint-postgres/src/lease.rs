@@ -4,37 +4,25 @@
 
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::validation::{
-    validate_acquire, validate_key, validate_lease_owner, validate_release, validate_renew,
-    validate_request_handover,
-};
-use checkpoint_core::{Acquired, Error, HeldLease, LeaseStore, LeaseTable, Operation, Released};
+use checkpoint_core::door::{Checked, LeaseDoor};
+use checkpoint_core::{Acquired, Error, HeldLease, LeaseTable, Operation, Released};
 
-use crate::BACKEND;
 use crate::store::PostgresCheckpointStore;
 
-#[async_trait]
-impl LeaseStore for PostgresCheckpointStore {
+impl LeaseDoor for PostgresCheckpointStore {
     /// One statement (`sql/acquire.sql`), run again after a short pause while it refused a
     /// partition only because the expired holder's heartbeat was locked (see the crate doc,
     /// "Leases"). Idempotent (a second attempt finds the leases held and keeps their epochs),
     /// so also run once more on a lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.acquire",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription, partitions = partitions.len())
-    )]
     async fn acquire(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
         duration: Duration,
     ) -> Result<Acquired, Error> {
-        validate_acquire(group, subscription, owner, partitions, duration)?;
         self.on_pool(Operation::Acquire)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -54,20 +42,14 @@ impl LeaseStore for PostgresCheckpointStore {
 
     /// One statement (`sql/renew.sql`), whatever the number of leases; run once more on a
     /// lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.renew",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn renew(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         duration: Duration,
     ) -> Result<Vec<HeldLease>, Error> {
-        validate_renew(group, subscription, owner, duration)?;
         self.on_pool(Operation::Renew)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -81,20 +63,14 @@ impl LeaseStore for PostgresCheckpointStore {
 
     /// One statement (`sql/release.sql`). Not run a second time on a lost connection: had the
     /// first attempt committed, the second would report the released partitions as not held.
-    #[tracing::instrument(
-        name = "checkpoint.release",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription, partitions = partitions.len())
-    )]
     async fn release(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
     ) -> Result<Released, Error> {
-        validate_release(group, subscription, owner, partitions)?;
         self.on_pool(Operation::Release)
             .run(|mut connection| async move {
                 let reply = self
@@ -108,14 +84,13 @@ impl LeaseStore for PostgresCheckpointStore {
 
     /// One statement (`sql/leave.sql`). Not run a second time on a lost connection, as
     /// [`release`](Self::release).
-    #[tracing::instrument(
-        name = "checkpoint.leave",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        validate_lease_owner(group, subscription, owner)?;
+    async fn leave(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+    ) -> Result<Vec<u32>, Error> {
         self.on_pool(Operation::Leave)
             .run(|mut connection| async move {
                 let reply = self
@@ -128,14 +103,12 @@ impl LeaseStore for PostgresCheckpointStore {
     }
 
     /// One statement (`sql/leases.sql`); run once more on a lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.leases",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription, count)
-    )]
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        validate_key(group, subscription)?;
+    async fn leases(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
         self.on_pool(Operation::Leases)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -149,20 +122,14 @@ impl LeaseStore for PostgresCheckpointStore {
 
     /// One statement (`sql/request_handover.sql`); idempotent, so run once more on a lost
     /// connection.
-    #[tracing::instrument(
-        name = "checkpoint.request_handover",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription, partitions = partitions.len())
-    )]
     async fn request_handover(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         requester: &str,
         partitions: &[u32],
     ) -> Result<(), Error> {
-        validate_request_handover(group, subscription, requester, partitions)?;
         self.on_pool(Operation::RequestHandover)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self

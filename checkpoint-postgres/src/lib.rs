@@ -221,8 +221,9 @@
 //! - **A connection is cut, or the server restarts**: calls in flight fail with a retryable
 //!   [`Error::Backend`](checkpoint_core::Error::Backend). An idempotent call (every one but
 //!   `advance`, `start_at`, `release`, `leave`, `unpark` and `migrate`) that meets a dead
-//!   pooled connection runs once more on a live one. While the server is down a call waits for the pool to reconnect until the store's
-//!   timeout. With `synchronous_commit = on` (the default) every acknowledged save survives a
+//!   pooled connection runs once more on a live one, within the same timeout (the store's
+//!   timeout bounds the whole call). While the server is down a call waits for the pool to
+//!   reconnect until the store's timeout. With `synchronous_commit = on` (the default) every acknowledged save survives a
 //!   crash.
 //! - **The server hangs, or vanishes without closing the connections**: a call fails with
 //!   [`Error::Timeout`](checkpoint_core::Error::Timeout) after the store's timeout, and the

@@ -1,26 +1,16 @@
 //! [`ParkedStore`] on PostgreSQL: parked entries in `<table>_parked`, one statement per
 //! operation (see the crate doc, "Parked entries").
 
-use async_trait::async_trait;
-use checkpoint_core::parked::{ParkedEntry, ParkedStore, validate_park, validate_parked_key};
-use checkpoint_core::validation::validate_group;
+use checkpoint_core::door::{Checked, ParkedDoor};
+use checkpoint_core::parked::ParkedEntry;
 use checkpoint_core::{Error, Operation};
 
-use crate::BACKEND;
 use crate::store::PostgresCheckpointStore;
 
-#[async_trait]
-impl ParkedStore for PostgresCheckpointStore {
+impl ParkedDoor for PostgresCheckpointStore {
     /// One statement (`sql/park.sql`, an upsert); idempotent, so run once more on a lost
     /// connection.
-    #[tracing::instrument(
-        name = "checkpoint.park",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = %entry.subscription)
-    )]
-    async fn park(&self, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
-        validate_park(group, entry)?;
+    async fn park(&self, _checked: Checked, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
         self.on_pool(Operation::Park)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self.requests.park(&mut connection, group, entry).await;
@@ -30,14 +20,7 @@ impl ParkedStore for PostgresCheckpointStore {
     }
 
     /// One statement (`sql/parked.sql`); run once more on a lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.parked",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, count)
-    )]
-    async fn parked(&self, group: &str) -> Result<Vec<ParkedEntry>, Error> {
-        validate_group(group)?;
+    async fn parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
         self.on_pool(Operation::Parked)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self.requests.parked(&mut connection, group).await;
@@ -48,20 +31,14 @@ impl ParkedStore for PostgresCheckpointStore {
 
     /// One statement (`sql/retry_parked.sql`); idempotent (a second run finds the entry
     /// still parked), so run once more on a lost connection.
-    #[tracing::instrument(
-        name = "checkpoint.retry_parked",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn retry_parked(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        validate_parked_key(group, subscription, position)?;
         self.on_pool(Operation::RetryParked)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -75,20 +52,14 @@ impl ParkedStore for PostgresCheckpointStore {
 
     /// One statement (`sql/unpark.sql`). Not run a second time on a lost connection: had the
     /// first attempt committed, the second would report the entry as not parked.
-    #[tracing::instrument(
-        name = "checkpoint.unpark",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn unpark(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        validate_parked_key(group, subscription, position)?;
         self.on_pool(Operation::Unpark)
             .run(|mut connection| async move {
                 let reply = self

@@ -5,21 +5,19 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
+use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
 use checkpoint_core::settings::validate_timeout;
-use checkpoint_core::validation::{
-    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use checkpoint_core::{
-    Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
-};
+use checkpoint_core::timeout::within;
+use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::BACKEND;
 use crate::error::backend;
 use crate::layout::TableName;
 use crate::requests::{Pooled, Requests, ping_if_idle};
+
+#[cfg(doc)]
+use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
 
 /// A checkpoint store in one PostgreSQL table, on a sqlx [`PgPool`].
 ///
@@ -212,34 +210,45 @@ impl PostgresCheckpointStore {
         fields(backend = BACKEND, table = %self.table)
     )]
     pub async fn migrate(&self) -> Result<(), Error> {
-        self.on_pool(Operation::Migrate)
-            .run(|mut connection| async move {
-                let reply = self.requests.migrate(&mut connection).await;
-                (connection, reply)
-            })
-            .await
+        let pooled = self.on_pool(Operation::Migrate);
+        let migration = pooled.run(|mut connection| async move {
+            let reply = self.requests.migrate(&mut connection).await;
+            (connection, reply)
+        });
+        within(BACKEND, Operation::Migrate, self.timeout, migration).await
     }
 
-    /// One call of `operation` on the pool, under the store's timeout.
+    /// One call of `operation` on the pool (bounded by the front, see [`Door::bound`]).
     pub(crate) fn on_pool(&self, operation: Operation) -> Pooled<'_> {
         Pooled {
             pool: &self.pool,
-            timeout: self.timeout,
             operation,
         }
     }
 }
 
-#[async_trait]
-impl CheckpointStore for PostgresCheckpointStore {
-    #[tracing::instrument(
-        name = "checkpoint.list",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, count)
-    )]
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
+checkpoint_core::through_door!(PostgresCheckpointStore: checkpoints, exclusive, admin, leases, parked);
+
+impl Door for PostgresCheckpointStore {
+    const BACKEND: &'static str = BACKEND;
+
+    fn place(&self) -> Option<&dyn std::fmt::Display> {
+        Some(&self.table)
+    }
+
+    /// The store's timeout bounds the whole call: the wait for a pooled connection, and a
+    /// second attempt after a lost connection, included.
+    fn bound<'a, T: Send + 'a>(
+        &'a self,
+        operation: Operation,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(within(BACKEND, operation, self.timeout, request))
+    }
+}
+
+impl CheckpointDoor for PostgresCheckpointStore {
+    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         self.on_pool(Operation::List)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self.requests.list(&mut connection, group).await;
@@ -248,19 +257,13 @@ impl CheckpointStore for PostgresCheckpointStore {
             .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.load",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn load(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
         self.on_pool(Operation::Load)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -272,20 +275,14 @@ impl CheckpointStore for PostgresCheckpointStore {
             .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn save(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
         self.on_pool(Operation::Save)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -297,14 +294,12 @@ impl CheckpointStore for PostgresCheckpointStore {
             .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save_all",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, batch_size = checkpoints.len(), distinct_keys)
-    )]
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
+    async fn save_all(
+        &self,
+        _checked: Checked,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
         if checkpoints.is_empty() {
             return Ok(());
         }
@@ -320,23 +315,16 @@ impl CheckpointStore for PostgresCheckpointStore {
     }
 }
 
-#[async_trait]
-impl ExclusiveCheckpointStore for PostgresCheckpointStore {
-    #[tracing::instrument(
-        name = "checkpoint.claim",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
+impl ExclusiveDoor for PostgresCheckpointStore {
     async fn claim(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
         self.on_pool(Operation::Claim)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self
@@ -355,21 +343,15 @@ impl ExclusiveCheckpointStore for PostgresCheckpointStore {
             .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.advance",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     async fn advance(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
         // Not once more on a lost connection: see `Pooled::run_once_more_if_lost`.
         self.on_pool(Operation::Advance)
             .run(|mut connection| async move {

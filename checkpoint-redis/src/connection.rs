@@ -130,6 +130,41 @@ impl<C: Clone> Connection<C> {
     }
 }
 
+/// A call in flight on the connection of one generation: dropped before [`finished`]
+/// (the call was abandoned in the middle of its request, by the store's timeout or by its
+/// caller), it marks that connection stale, so the next call makes a new one: the peer may
+/// have vanished without closing it, and no error will ever say so.
+///
+/// [`finished`]: InFlight::finished
+pub(crate) struct InFlight<'a, C: Clone> {
+    connection: &'a Connection<C>,
+    generation: u64,
+    finished: bool,
+}
+
+impl<'a, C: Clone> InFlight<'a, C> {
+    pub(crate) fn new(connection: &'a Connection<C>, generation: u64) -> Self {
+        Self {
+            connection,
+            generation,
+            finished: false,
+        }
+    }
+
+    /// The request replied (an error included): the connection stays as it is.
+    pub(crate) fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl<C: Clone> Drop for InFlight<'_, C> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.connection.timed_out(self.generation);
+        }
+    }
+}
+
 impl<C> Shared<C> {
     fn current(&self) -> std::sync::MutexGuard<'_, Current<C>> {
         // Nothing that can panic runs under the lock, but a poisoned one still holds a

@@ -5,16 +5,12 @@
 
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::validation::{
-    validate_acquire, validate_key, validate_lease_owner, validate_release, validate_renew,
-    validate_request_handover,
-};
-use checkpoint_core::{Acquired, Error, HeldLease, LeaseStore, LeaseTable, Operation, Released};
+use checkpoint_core::door::{Checked, LeaseDoor};
+use checkpoint_core::{Acquired, Error, HeldLease, LeaseTable, Operation, Released};
 use redis::aio::ConnectionLike;
 
 use crate::requests::LeaseNames;
-use crate::{BACKEND, RedisCheckpointStore, layout, requests};
+use crate::{RedisCheckpointStore, layout, requests};
 
 impl<C> RedisCheckpointStore<C> {
     /// The keys of the leases of (group, subscription).
@@ -23,35 +19,21 @@ impl<C> RedisCheckpointStore<C> {
     }
 }
 
-#[async_trait]
-impl<C> LeaseStore for RedisCheckpointStore<C>
+impl<C> LeaseDoor for RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     /// One script, `acquire.lua`: the tombstone check, the renew of the owner's leases (read
     /// through its held index) and the grants, on the server's clock.
-    #[tracing::instrument(
-        name = "checkpoint.acquire",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND,
-            group = group,
-            subscription = subscription,
-            partitions = partitions.len(),
-            granted,
-            refused,
-        )
-    )]
     async fn acquire(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
         duration: Duration,
     ) -> Result<Acquired, Error> {
-        validate_acquire(group, subscription, owner, partitions, duration)?;
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
@@ -59,7 +41,7 @@ where
             owner,
         };
         let ack = self.replica_ack();
-        self.timed(Operation::Acquire, |mut connection| async move {
+        self.on_connection(Operation::Acquire, |mut connection| async move {
             let acquired =
                 requests::acquire(&mut connection, &keys, names, partitions, duration, ack).await?;
             let span = tracing::Span::current();
@@ -71,20 +53,14 @@ where
     }
 
     /// One script, `renew.lua`, whatever the number of the owner's leases.
-    #[tracing::instrument(
-        name = "checkpoint.renew",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, found)
-    )]
     async fn renew(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         duration: Duration,
     ) -> Result<Vec<HeldLease>, Error> {
-        validate_renew(group, subscription, owner, duration)?;
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
@@ -92,35 +68,22 @@ where
             owner,
         };
         let ack = self.replica_ack();
-        self.timed(Operation::Renew, |mut connection| async move {
+        self.on_connection(Operation::Renew, |mut connection| async move {
             let held = requests::renew(&mut connection, &keys, names, duration, ack).await?;
-            tracing::Span::current().record("found", held.len());
             Ok(held)
         })
         .await
     }
 
     /// One script, `release.lua`.
-    #[tracing::instrument(
-        name = "checkpoint.release",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND,
-            group = group,
-            subscription = subscription,
-            partitions = partitions.len(),
-            released,
-        )
-    )]
     async fn release(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         owner: &str,
         partitions: &[u32],
     ) -> Result<Released, Error> {
-        validate_release(group, subscription, owner, partitions)?;
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
@@ -128,7 +91,7 @@ where
             owner,
         };
         let ack = self.replica_ack();
-        self.timed(Operation::Release, |mut connection| async move {
+        self.on_connection(Operation::Release, |mut connection| async move {
             let released =
                 requests::release(&mut connection, &keys, names, partitions, ack).await?;
             tracing::Span::current().record("released", released.len());
@@ -144,14 +107,13 @@ where
     }
 
     /// One script, `leave.lua`.
-    #[tracing::instrument(
-        name = "checkpoint.leave",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, released)
-    )]
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        validate_lease_owner(group, subscription, owner)?;
+    async fn leave(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+    ) -> Result<Vec<u32>, Error> {
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
@@ -159,7 +121,7 @@ where
             owner,
         };
         let ack = self.replica_ack();
-        self.timed(Operation::Leave, |mut connection| async move {
+        self.on_connection(Operation::Leave, |mut connection| async move {
             let released = requests::leave(&mut connection, &keys, names, ack).await?;
             tracing::Span::current().record("released", released.len());
             Ok(released)
@@ -169,51 +131,35 @@ where
 
     /// One script, `leases.lua` (a read of every lease of the subscription; it also deletes
     /// the heartbeats that expired).
-    #[tracing::instrument(
-        name = "checkpoint.leases",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, found, owners)
-    )]
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        validate_key(group, subscription)?;
+    async fn leases(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
             subscription,
             owner: "",
         };
-        self.timed(Operation::Leases, |mut connection| async move {
+        self.on_connection(Operation::Leases, |mut connection| async move {
             let table = requests::leases(&mut connection, &keys, names).await?;
-            let span = tracing::Span::current();
-            span.record("found", table.leases.len());
-            span.record("owners", table.owners.len());
+            tracing::Span::current().record("owners", table.owners.len());
             Ok(table)
         })
         .await
     }
 
     /// One script, `request_handover.lua`.
-    #[tracing::instrument(
-        name = "checkpoint.request_handover",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND,
-            group = group,
-            subscription = subscription,
-            partitions = partitions.len(),
-            marked,
-        )
-    )]
     async fn request_handover(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         requester: &str,
         partitions: &[u32],
     ) -> Result<(), Error> {
-        validate_request_handover(group, subscription, requester, partitions)?;
         let keys = self.lease_keys(group, subscription);
         let names = LeaseNames {
             group,
@@ -221,7 +167,7 @@ where
             owner: requester,
         };
         let ack = self.replica_ack();
-        self.timed(Operation::RequestHandover, |mut connection| async move {
+        self.on_connection(Operation::RequestHandover, |mut connection| async move {
             let marked =
                 requests::request_handover(&mut connection, &keys, names, partitions, ack).await?;
             tracing::Span::current().record("marked", marked);

@@ -305,8 +305,8 @@
 //!   and the [`ConnectionManager`](redis::aio::ConnectionManager) reconnects by itself.
 //! - **Connections that stop answering** (a cut network path, a frozen host): no client
 //!   notices them, so a store that connected itself (the `connect*` constructors) gives up the
-//!   connection a call timed out on, and the next call makes a new one within its own
-//!   timeout. A store made with [`new`](RedisCheckpointStore::new) keeps your connection,
+//!   connection a call was abandoned on in the middle of its request (its timeout, or its
+//!   caller dropping it), and the next call makes a new one within its own timeout. A store made with [`new`](RedisCheckpointStore::new) keeps your connection,
 //!   whose own settings decide.
 //!
 //! The tests inject killed connections, restarts, crashes and paused servers in the middle of

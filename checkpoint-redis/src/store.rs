@@ -7,23 +7,21 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use async_trait::async_trait;
+use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
 use checkpoint_core::settings::{validate_count, validate_timeout};
 use checkpoint_core::timeout::within;
-use checkpoint_core::validation::{
-    validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use checkpoint_core::{
-    Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
-};
+use checkpoint_core::validation::validate_group;
+use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster_async::ClusterConnection;
 
-use crate::connection::Connection;
+use crate::connection::{Connection, InFlight};
 use crate::layout::{self, key_pattern, validate_prefix};
 use crate::requests::{self, COMMAND_RULES, ReplicaAck, WAIT_RULE};
 use crate::{BACKEND, DEFAULT_KEY_PREFIX, MAX_SAVE_ALL_CHUNK, SAVE_ALL_CHUNK};
+
+#[cfg(doc)]
+use checkpoint_core::{CheckpointStore, ExclusiveCheckpointStore};
 
 /// A store on a Redis Cluster: [`RedisCheckpointStore`] over redis-rs's async
 /// [`ClusterConnection`].
@@ -47,7 +45,7 @@ pub type RedisClusterCheckpointStore = RedisCheckpointStore<ClusterConnection>;
 pub struct RedisCheckpointStore<C = ConnectionManager> {
     connection: Connection<C>,
     prefix: String,
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     replica_ack: Option<ReplicaAck>,
     save_all_chunk: usize,
     /// Where the convenience constructors connected, without credentials, for `Debug` only.
@@ -249,14 +247,14 @@ impl<C> RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    /// Runs `request` on the store's connection within the store's timeout, if it has one
-    /// ([`checkpoint_core::timeout::within`]).
+    /// Runs `request` on the store's connection (the front bounds it by the store's timeout,
+    /// see [`Door::bound`]).
     ///
-    /// Making a new connection first, when a call timed out on the current one, is part of the
-    /// call and of its time. A call that times out marks the connection it ran on stale, so
-    /// that the next call makes a new one (see [`Connection`]): the peer may have
-    /// vanished without closing it, and no error will ever say so.
-    pub(crate) async fn timed<T, R>(
+    /// Making a new connection first, when a call was abandoned on the current one, is part
+    /// of the call and of its time. A call abandoned in the middle of its request (timed out)
+    /// marks the connection it ran on stale, so that the next call makes a new one (see
+    /// [`InFlight`]).
+    pub(crate) async fn on_connection<T, R>(
         &self,
         operation: Operation,
         request: impl FnOnce(C) -> R,
@@ -264,18 +262,11 @@ where
     where
         R: Future<Output = Result<T, Error>>,
     {
-        let mut generation = None;
-        let call = async {
-            let (connection, checked_out) = self.connection.checkout(operation).await?;
-            generation = Some(checked_out);
-            request(connection).await
-        };
-        let result = within(BACKEND, operation, self.timeout, call).await;
-        // Only `within` returns `Error::Timeout`: the requests' own errors are backend errors.
-        if let (Err(Error::Timeout { .. }), Some(generation)) = (&result, generation) {
-            self.connection.timed_out(generation);
-        }
-        result
+        let (connection, generation) = self.connection.checkout(operation).await?;
+        let in_flight = InFlight::new(&self.connection, generation);
+        let reply = request(connection).await;
+        in_flight.finished();
+        reply
     }
 
     /// The replica acknowledgement asked for by
@@ -285,72 +276,71 @@ where
     }
 }
 
-#[async_trait]
-impl<C> CheckpointStore for RedisCheckpointStore<C>
+checkpoint_core::through_door!(
+    [C: ConnectionLike + Clone + Send + Sync + 'static] RedisCheckpointStore<C>:
+    checkpoints, exclusive, admin, leases, parked
+);
+
+impl<C> Door for RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    #[tracing::instrument(
-        name = "checkpoint.list",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, found)
-    )]
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
+    const BACKEND: &'static str = BACKEND;
+
+    /// No table: the keys' prefix is in every key, and the spans name the group.
+    fn place(&self) -> Option<&dyn fmt::Display> {
+        None
+    }
+
+    /// The store's timeout bounds the whole call, a new connection first included.
+    fn bound<'a, T: Send + 'a>(
+        &'a self,
+        operation: Operation,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(within(BACKEND, operation, self.timeout, request))
+    }
+}
+
+impl<C> CheckpointDoor for RedisCheckpointStore<C>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let key = layout::group_key(&self.prefix, group);
-        self.timed(Operation::List, |mut connection| async move {
+        self.on_connection(Operation::List, |mut connection| async move {
             let found = requests::list(&mut connection, &key).await?;
-            tracing::Span::current().record("found", found.len());
             Ok(found)
         })
         .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.load",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
-    )]
     async fn load(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Load, |mut connection| async move {
+        self.on_connection(Operation::Load, |mut connection| async move {
             requests::load(&mut connection, &key, &field).await
         })
         .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND,
-            group = group,
-            subscription = subscription,
-            partition = partition,
-            moved,
-        )
-    )]
     async fn save(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Save, |mut connection| async move {
+        self.on_connection(Operation::Save, |mut connection| async move {
             let moved =
                 requests::save(&mut connection, &key, &field, position, self.replica_ack).await?;
             tracing::Span::current().record("moved", moved);
@@ -359,14 +349,12 @@ where
         .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save_all",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, batch_size = checkpoints.len(), chunks, moved)
-    )]
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
+    async fn save_all(
+        &self,
+        _checked: Checked,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
         if checkpoints.is_empty() {
             return Ok(());
         }
@@ -376,7 +364,7 @@ where
         let entries = checkpoint_core::batch::highest_per_key(checkpoints);
         let span = tracing::Span::current();
         span.record("chunks", entries.len().div_ceil(self.save_all_chunk));
-        self.timed(Operation::SaveAll, |mut connection| async move {
+        self.on_connection(Operation::SaveAll, |mut connection| async move {
             let moved = requests::save_all(
                 &mut connection,
                 &key,
@@ -392,29 +380,22 @@ where
     }
 }
 
-#[async_trait]
-impl<C> ExclusiveCheckpointStore for RedisCheckpointStore<C>
+impl<C> ExclusiveDoor for RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    #[tracing::instrument(
-        name = "checkpoint.claim",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
-    )]
     async fn claim(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
         let key = layout::group_key(&self.prefix, group);
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Claim, |mut connection| async move {
+        self.on_connection(Operation::Claim, |mut connection| async move {
             requests::claim(
                 &mut connection,
                 (group, &key),
@@ -428,14 +409,9 @@ where
         .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.advance",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, group = group, subscription = subscription, partition = partition)
-    )]
     async fn advance(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,

@@ -8,6 +8,7 @@
 //! in `advance.lua` and commit together with it, or not at all.
 
 use checkpoint_core::error::{Argument, InvalidInput, InvalidReason};
+use checkpoint_core::timeout::within;
 use checkpoint_core::validation::validate_advance;
 use checkpoint_core::{Error, Operation};
 use redis::aio::ConnectionLike;
@@ -86,8 +87,8 @@ where
         to: u64,
         writes: &[HashWrite<'_>],
     ) -> Result<(), Error> {
-        self.advance_writing(group, subscription, partition, from, to, writes)
-            .await
+        let advance = self.advance_writing(group, subscription, partition, from, to, writes);
+        within(BACKEND, Operation::Advance, self.timeout, advance).await
     }
 
     /// The advance with the caller's writes: [`advance_in`](Self::advance_in), and `advance`
@@ -114,7 +115,7 @@ where
             .into());
         }
         let field = layout::field(subscription, partition);
-        self.timed(Operation::Advance, |mut connection| async move {
+        self.on_connection(Operation::Advance, |mut connection| async move {
             let ack = self.replica_ack();
             let writes = writes
                 .iter()

@@ -25,6 +25,13 @@ const TABLE_NAME_FORM: &str = "an identifier matching [A-Za-z_][A-Za-z0-9_]* of 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TableName(String);
 
+/// The name as configured, as the spans show it.
+impl std::fmt::Display for TableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl TableName {
     /// Accepts `[A-Za-z_][A-Za-z0-9_]*`, at most 128 bytes, not `sqlite_*` (SQLite refuses to
     /// create such tables). Nothing else can appear between the quotes, so no name can close

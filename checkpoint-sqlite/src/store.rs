@@ -1,21 +1,14 @@
 //! [`SqliteCheckpointStore`]: constructors, settings, and the operations on the pool.
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use checkpoint_core::backoff::{Backoff, Jitter};
+use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
 use checkpoint_core::settings::validate_timeout;
 use checkpoint_core::timeout::within;
-use checkpoint_core::validation::{
-    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use checkpoint_core::{
-    Checkpoint, CheckpointStore, DEFAULT_TIMEOUT, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
-};
+use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
@@ -214,175 +207,135 @@ impl SqliteCheckpointStore {
         err(Debug)
     )]
     pub async fn migrate(&self) -> Result<(), Error> {
-        self.pooled(Operation::Migrate, |mut connection| async move {
+        within(BACKEND, Operation::Migrate, self.timeout, async {
+            let mut connection = self.connection(Operation::Migrate).await?;
             self.requests.migrate(&mut connection).await
         })
         .await
     }
 
-    /// Runs `request` on a connection from the pool, under the timeout (the wait for the
-    /// connection included). The request owns the connection and returns it to the pool when
-    /// it ends.
-    pub(crate) async fn pooled<T, R>(
+    /// A connection from the pool for one call of `operation` (the wait for it is under the
+    /// call's bound); it goes back to the pool when dropped.
+    pub(crate) async fn connection(
         &self,
         operation: Operation,
-        request: impl FnOnce(PoolConnection<Sqlite>) -> R,
-    ) -> Result<T, Error>
-    where
-        R: Future<Output = Result<T, Error>>,
-    {
-        within(BACKEND, operation, self.timeout, async {
-            let connection = self
-                .pool
-                .acquire()
-                .await
-                .map_err(|error| backend(operation, error))?;
-            request(connection).await
-        })
-        .await
+    ) -> Result<PoolConnection<Sqlite>, Error> {
+        self.pool
+            .acquire()
+            .await
+            .map_err(|error| backend(operation, error))
     }
 }
 
-#[async_trait]
-impl CheckpointStore for SqliteCheckpointStore {
-    #[tracing::instrument(
-        name = "checkpoint.list",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, count)
-    )]
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
-        self.pooled(Operation::List, |mut connection| async move {
-            self.requests.list(&mut connection, group).await
-        })
-        .await
+checkpoint_core::through_door!(SqliteCheckpointStore: checkpoints, exclusive, admin, leases, parked);
+
+impl Door for SqliteCheckpointStore {
+    const BACKEND: &'static str = BACKEND;
+
+    fn place(&self) -> Option<&dyn std::fmt::Display> {
+        Some(&self.table)
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.load",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
-    )]
+    /// The store's timeout bounds the whole call, the wait for a pooled connection included.
+    fn bound<'a, T: Send + 'a>(
+        &'a self,
+        operation: Operation,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(within(BACKEND, operation, self.timeout, request))
+    }
+}
+
+impl CheckpointDoor for SqliteCheckpointStore {
+    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        let mut connection = self.connection(Operation::List).await?;
+        self.requests.list(&mut connection, group).await
+    }
+
     async fn load(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
-        self.pooled(Operation::Load, |mut connection| async move {
-            self.requests
-                .load(
-                    &mut connection,
-                    Operation::Load,
-                    group,
-                    subscription,
-                    partition,
-                )
-                .await
-        })
-        .await
+        let mut connection = self.connection(Operation::Load).await?;
+        self.requests
+            .load(
+                &mut connection,
+                Operation::Load,
+                group,
+                subscription,
+                partition,
+            )
+            .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
-    )]
     async fn save(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
-        self.pooled(Operation::Save, |mut connection| async move {
-            self.requests
-                .save(&mut connection, group, subscription, partition, position)
-                .await
-        })
-        .await
+        let mut connection = self.connection(Operation::Save).await?;
+        self.requests
+            .save(&mut connection, group, subscription, partition, position)
+            .await
     }
 
-    #[tracing::instrument(
-        name = "checkpoint.save_all",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, batch_size = checkpoints.len(), distinct_keys),
-    )]
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
-        self.pooled(Operation::SaveAll, |mut connection| async move {
-            self.requests
-                .save_all(&mut connection, group, checkpoints)
-                .await
-        })
-        .await
+    async fn save_all(
+        &self,
+        _checked: Checked,
+        group: &str,
+        checkpoints: &[Checkpoint],
+    ) -> Result<(), Error> {
+        let mut connection = self.connection(Operation::SaveAll).await?;
+        self.requests
+            .save_all(&mut connection, group, checkpoints)
+            .await
     }
 }
 
-#[async_trait]
-impl ExclusiveCheckpointStore for SqliteCheckpointStore {
-    #[tracing::instrument(
-        name = "checkpoint.claim",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
-    )]
+impl ExclusiveDoor for SqliteCheckpointStore {
     async fn claim(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
-        self.pooled(Operation::Claim, |mut connection| async move {
-            self.requests
-                .claim(
-                    &mut connection,
-                    group,
-                    subscription,
-                    partition,
-                    fingerprint,
-                    initial_position,
-                )
-                .await
-        })
-        .await
+        let mut connection = self.connection(Operation::Claim).await?;
+        self.requests
+            .claim(
+                &mut connection,
+                group,
+                subscription,
+                partition,
+                fingerprint,
+                initial_position,
+            )
+            .await
     }
 
     /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
     /// statement read where the checkpoint is, for [`Error::Moved`]; both run on one pooled
     /// connection.
-    #[tracing::instrument(
-        name = "checkpoint.advance",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = self.table(), group = group, subscription = subscription),
-    )]
     async fn advance(
         &self,
+        _checked: Checked,
         group: &str,
         subscription: &str,
         partition: u32,
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
-        self.pooled(Operation::Advance, |mut connection| async move {
-            self.requests
-                .advance(&mut connection, group, subscription, partition, from, to)
-                .await
-        })
-        .await
+        let mut connection = self.connection(Operation::Advance).await?;
+        self.requests
+            .advance(&mut connection, group, subscription, partition, from, to)
+            .await
     }
 }

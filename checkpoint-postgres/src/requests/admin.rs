@@ -19,7 +19,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Groups, error))?;
-        tracing::Span::current().record("count", groups.len());
         Ok(groups)
     }
 
@@ -35,7 +34,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Retired, error))?;
-        tracing::Span::current().record("count", retired.len());
         Ok(retired)
     }
 

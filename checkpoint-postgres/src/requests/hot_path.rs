@@ -43,7 +43,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::List, error))?;
-        tracing::Span::current().record("count", rows.len());
         rows.into_iter()
             .map(|(subscription, partition, position)| {
                 Ok(Checkpoint::new(

@@ -285,7 +285,6 @@ impl Requests {
             .await
             .map_err(|error| backend(Operation::Leases, error))?;
         let table = lease_table(rows)?;
-        tracing::Span::current().record("count", table.leases.len());
         Ok(table)
     }
 

@@ -1,5 +1,5 @@
-//! A connection from the pool for one call, under the store's timeout: handed back to the pool
-//! when the request replies, closed when the call is abandoned before (see [`Checkout`]), and
+//! A connection from the pool for one call (bounded by the store's timeout in the front, see
+//! `Door::bound`): handed back to the pool when the request replies, closed when the call is abandoned before (see [`Checkout`]), and
 //! a second attempt on a live connection for the idempotent requests whose first connection
 //! had died.
 
@@ -8,46 +8,39 @@ use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::time::Duration;
 
-use checkpoint_core::timeout::within;
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
 use sqlx::pool::{PoolConnection, PoolConnectionMetadata};
 use sqlx::postgres::{PgConnection, PgPool, Postgres};
 
-use crate::BACKEND;
 use crate::error::{Chain, backend, connection_lost};
 
 /// A pooled connection idle for longer than this is pinged before use by a pool that
 /// [`PostgresCheckpointStore::connect`](crate::PostgresCheckpointStore::connect) creates.
 const IDLE_CHECK_AFTER: Duration = Duration::from_secs(5);
 
-/// One call of `operation` on the store's pool, bounded by the store's timeout.
+/// One call of `operation` on the store's pool (the front bounds it by the store's timeout).
 pub(crate) struct Pooled<'a> {
     pub(crate) pool: &'a PgPool,
-    pub(crate) timeout: Option<Duration>,
     pub(crate) operation: Operation,
 }
 
 impl Pooled<'_> {
-    /// Runs `request` on a connection from the pool, under the timeout (the wait for the
-    /// connection included). The request hands the connection back with its reply (the type
+    /// Runs `request` on a connection from the pool. The request hands the connection back with its reply (the type
     /// makes it: a request cannot forget), and it goes back to the pool; a call abandoned
     /// before the reply closes it instead (see [`Checkout`]).
     pub(crate) async fn run<T, R>(&self, request: impl Fn(Checkout) -> R) -> Result<T, Error>
     where
         R: Future<Output = (Checkout, Result<T, Error>)>,
     {
-        within(BACKEND, self.operation, self.timeout, async {
-            let connection = self.checkout().await?;
-            run_on(connection, &request).await
-        })
-        .await
+        let connection = self.checkout().await?;
+        run_on(connection, &request).await
     }
 
     /// [`run`](Self::run), and when `request` fails because its pooled connection had died
     /// (the server restarted, or cut the connection while it sat idle), once more on a
     /// connection checked to be alive, so the first call after a restart does not fail for
-    /// connections that were already gone. Each attempt has the whole timeout.
+    /// connections that were already gone. The store's timeout bounds both attempts together.
     ///
     /// Only for idempotent requests. `advance` is not retried: if the connection died after
     /// the server had committed it, a second attempt would report `Moved` for the caller's own
@@ -62,13 +55,7 @@ impl Pooled<'_> {
         match self.run(&request).await {
             Err(error) if connection_lost(&error) => {
                 let connection = self.live_connection(error).await?;
-                within(
-                    BACKEND,
-                    self.operation,
-                    self.timeout,
-                    run_on(connection, &request),
-                )
-                .await
+                run_on(connection, &request).await
             }
             result => result,
         }
@@ -89,18 +76,15 @@ impl Pooled<'_> {
     /// replaces it. Returns `lost` when no live connection can be had.
     async fn live_connection(&self, lost: Error) -> Result<Checkout, Error> {
         tracing::debug!(error = %Chain(&lost), "connection lost, trying once more on a live one");
-        within(BACKEND, self.operation, self.timeout, async {
-            // Each pass closes one dead connection; the pool never holds more than its size.
-            for _ in 0..=self.pool.size() {
-                let mut connection = self.checkout().await?;
-                if connection.ping().await.is_ok() {
-                    return Ok(connection);
-                }
-                connection.close().await;
+        // Each pass closes one dead connection; the pool never holds more than its size.
+        for _ in 0..=self.pool.size() {
+            let mut connection = self.checkout().await?;
+            if connection.ping().await.is_ok() {
+                return Ok(connection);
             }
-            Err(lost)
-        })
-        .await
+            connection.close().await;
+        }
+        Err(lost)
     }
 }
 

@@ -23,7 +23,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Groups, error))?;
-        tracing::Span::current().record("count", groups.len());
         Ok(groups)
     }
 
@@ -39,7 +38,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Retired, error))?;
-        tracing::Span::current().record("count", retired.len());
         Ok(retired)
     }
 

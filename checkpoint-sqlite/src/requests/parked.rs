@@ -50,7 +50,6 @@ impl Requests {
             .fetch_all(connection)
             .await
             .map_err(|error| backend(Operation::Parked, error))?;
-        tracing::Span::current().record("count", rows.len());
         rows.into_iter().map(parked_entry).collect()
     }
 
