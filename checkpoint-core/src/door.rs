@@ -28,10 +28,13 @@ use std::pin::Pin;
 use crate::error::{Error, Operation};
 
 mod admin;
+mod caller;
 mod checkpoints;
 mod exclusive;
 mod lease;
 mod parked;
+#[cfg(test)]
+mod tests;
 mod through;
 
 pub use admin::AdminDoor;
@@ -45,6 +48,7 @@ pub use parked::ParkedDoor;
 /// them itself.
 pub mod front {
     pub use super::admin::{groups, purge, retire, retired, start_at};
+    pub use super::caller::{advance_in, claim_in, list_in, load_in, save_all_in, save_in};
     pub use super::checkpoints::{list, load, save, save_all};
     pub use super::exclusive::{advance, claim};
     pub use super::lease::{acquire, leases, leave, release, renew, request_handover};

@@ -5,14 +5,10 @@
 //! Each runs the same statement as its counterpart on the pool, under the store's timeout, and
 //! never runs it a second time: on a lost connection the caller's transaction is gone anyway.
 
-use checkpoint_core::timeout::within;
-use checkpoint_core::validation::{
-    validate_advance, validate_batch, validate_claim, validate_group, validate_key, validate_save,
-};
-use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
+use checkpoint_core::door::front;
+use checkpoint_core::{Checkpoint, Error, Fingerprint};
 use sqlx::postgres::PgConnection;
 
-use crate::BACKEND;
 use crate::store::PostgresCheckpointStore;
 
 impl PostgresCheckpointStore {
@@ -21,12 +17,6 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`load`](checkpoint_core::CheckpointStore::load).
-    #[tracing::instrument(
-        name = "checkpoint.load_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     pub async fn load_in(
         &self,
         connection: &mut PgConnection,
@@ -34,11 +24,11 @@ impl PostgresCheckpointStore {
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        validate_key(group, subscription)?;
-        let request = self
-            .requests
-            .load(connection, group, subscription, partition);
-        within(BACKEND, Operation::Load, self.timeout, request).await
+        front::load_in(self, (group, subscription, partition), |_checked| {
+            self.requests
+                .load(connection, group, subscription, partition)
+        })
+        .await
     }
 
     /// [`list`](checkpoint_core::CheckpointStore::list) on the caller's connection or transaction.
@@ -46,20 +36,15 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`list`](checkpoint_core::CheckpointStore::list).
-    #[tracing::instrument(
-        name = "checkpoint.list_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, count)
-    )]
     pub async fn list_in(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<Checkpoint>, Error> {
-        validate_group(group)?;
-        let request = self.requests.list(connection, group);
-        within(BACKEND, Operation::List, self.timeout, request).await
+        front::list_in(self, group, |_checked| {
+            self.requests.list(connection, group)
+        })
+        .await
     }
 
     /// [`save`](checkpoint_core::CheckpointStore::save) on the caller's connection or transaction: the
@@ -68,12 +53,6 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`save`](checkpoint_core::CheckpointStore::save).
-    #[tracing::instrument(
-        name = "checkpoint.save_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     pub async fn save_in(
         &self,
         connection: &mut PgConnection,
@@ -82,11 +61,16 @@ impl PostgresCheckpointStore {
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        validate_save(group, subscription, position)?;
-        let request = self
-            .requests
-            .save(connection, group, subscription, partition, position);
-        within(BACKEND, Operation::Save, self.timeout, request).await
+        front::save_in(
+            self,
+            (group, subscription, partition),
+            position,
+            |_checked| {
+                self.requests
+                    .save(connection, group, subscription, partition, position)
+            },
+        )
+        .await
     }
 
     /// [`save_all`](checkpoint_core::CheckpointStore::save_all) on the caller's connection or transaction.
@@ -94,24 +78,16 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`save_all`](checkpoint_core::CheckpointStore::save_all).
-    #[tracing::instrument(
-        name = "checkpoint.save_all_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, batch_size = checkpoints.len(), distinct_keys)
-    )]
     pub async fn save_all_in(
         &self,
         connection: &mut PgConnection,
         group: &str,
         checkpoints: &[Checkpoint],
     ) -> Result<(), Error> {
-        validate_batch(group, checkpoints)?;
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
-        let request = self.requests.save_all(connection, group, checkpoints);
-        within(BACKEND, Operation::SaveAll, self.timeout, request).await
+        front::save_all_in(self, group, checkpoints, |_checked| {
+            self.requests.save_all(connection, group, checkpoints)
+        })
+        .await
     }
 
     /// [`claim`](checkpoint_core::ExclusiveCheckpointStore::claim) on the caller's connection or transaction.
@@ -122,12 +98,6 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`claim`](checkpoint_core::ExclusiveCheckpointStore::claim).
-    #[tracing::instrument(
-        name = "checkpoint.claim_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     pub async fn claim_in(
         &self,
         connection: &mut PgConnection,
@@ -137,16 +107,22 @@ impl PostgresCheckpointStore {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        validate_claim(group, subscription, initial_position)?;
-        let request = self.requests.claim(
-            connection,
-            group,
-            subscription,
-            partition,
-            fingerprint,
+        front::claim_in(
+            self,
+            (group, subscription, partition),
             initial_position,
-        );
-        within(BACKEND, Operation::Claim, self.timeout, request).await
+            |_checked| {
+                self.requests.claim(
+                    connection,
+                    group,
+                    subscription,
+                    partition,
+                    fingerprint,
+                    initial_position,
+                )
+            },
+        )
+        .await
     }
 
     /// [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance) on the caller's connection or
@@ -157,12 +133,6 @@ impl PostgresCheckpointStore {
     /// # Errors
     ///
     /// As [`advance`](checkpoint_core::ExclusiveCheckpointStore::advance).
-    #[tracing::instrument(
-        name = "checkpoint.advance_in",
-        level = "debug",
-        skip_all,
-        fields(backend = BACKEND, table = %self.table, group = group, subscription = subscription)
-    )]
     pub async fn advance_in(
         &self,
         connection: &mut PgConnection,
@@ -172,10 +142,15 @@ impl PostgresCheckpointStore {
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
-        let request = self
-            .requests
-            .advance(connection, group, subscription, partition, from, to);
-        within(BACKEND, Operation::Advance, self.timeout, request).await
+        front::advance_in(
+            self,
+            (group, subscription, partition),
+            (from, to),
+            |_checked| {
+                self.requests
+                    .advance(connection, group, subscription, partition, from, to)
+            },
+        )
+        .await
     }
 }

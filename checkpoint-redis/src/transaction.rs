@@ -7,13 +7,13 @@
 //! "in" means here that the caller's writes, decided before the call, travel with the advance
 //! in `advance.lua` and commit together with it, or not at all.
 
+use checkpoint_core::door::front;
 use checkpoint_core::error::{Argument, InvalidInput, InvalidReason};
-use checkpoint_core::timeout::within;
 use checkpoint_core::validation::validate_advance;
 use checkpoint_core::{Error, Operation};
 use redis::aio::ConnectionLike;
 
-use crate::{BACKEND, RedisCheckpointStore, layout, requests};
+use crate::{RedisCheckpointStore, layout, requests};
 
 /// One `HSET key field value` that [`advance_in`](RedisCheckpointStore::advance_in) applies
 /// in the same atomic step as the advance, and only when the advance succeeds.
@@ -66,18 +66,6 @@ where
     /// [`Error::Moved`] when the checkpoint is not at `from` (nothing is written), and
     /// [`Error::InvalidInput`] as for `advance`, or for a write into the group's own key, before
     /// any I/O.
-    #[tracing::instrument(
-        name = "checkpoint.advance_in",
-        level = "debug",
-        skip_all,
-        fields(
-            backend = BACKEND,
-            group = group,
-            subscription = subscription,
-            partition = partition,
-            writes = writes.len(),
-        )
-    )]
     pub async fn advance_in(
         &self,
         group: &str,
@@ -87,8 +75,11 @@ where
         to: u64,
         writes: &[HashWrite<'_>],
     ) -> Result<(), Error> {
-        let advance = self.advance_writing(group, subscription, partition, from, to, writes);
-        within(BACKEND, Operation::Advance, self.timeout, advance).await
+        let key = (group, subscription, partition);
+        front::advance_in(self, key, (from, to), |_checked| {
+            self.advance_writing(group, subscription, partition, from, to, writes)
+        })
+        .await
     }
 
     /// The advance with the caller's writes: [`advance_in`](Self::advance_in), and `advance`
