@@ -19,7 +19,87 @@
 //! the door traits in scope still cannot reach it around the front.
 //!
 //! The in-memory store is written this way too, and the kit's tests run it: a door of your
-//! own gets the same front.
+//! own gets the same front. A door and a contract trait share their method names, so a module
+//! that has both in scope calls the contract's through it (`CheckpointStore::save(&store, …)`)
+//! or imports only one of them.
+//!
+//! A store of your own, through its door (here a map under a lock; a real one sends a request
+//! to its server in each method):
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::fmt;
+//! use std::sync::Mutex;
+//!
+//! use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door};
+//! use checkpoint_core::{Checkpoint, CheckpointStore, Error, Operation};
+//!
+//! #[derive(Default)]
+//! struct MapStore(Mutex<HashMap<(String, String, u32), u64>>);
+//!
+//! checkpoint_core::through_door!(MapStore: checkpoints);
+//!
+//! impl Door for MapStore {
+//!     const BACKEND: &'static str = "map";
+//!
+//!     fn place(&self) -> Option<&dyn fmt::Display> {
+//!         None
+//!     }
+//!
+//!     // Nothing to wait for here; a store on a server bounds the call by its timeout:
+//!     // `Box::pin(checkpoint_core::timeout::within(Self::BACKEND, operation, timeout, request))`.
+//!     fn bound<'a, T: Send + 'a>(
+//!         &'a self,
+//!         _: Operation,
+//!         request: BoxFuture<'a, T>,
+//!     ) -> BoxFuture<'a, T> {
+//!         request
+//!     }
+//! }
+//!
+//! impl CheckpointDoor for MapStore {
+//!     async fn list(&self, _: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+//!         let map = self.0.lock().unwrap();
+//!         Ok(map
+//!             .iter()
+//!             .filter(|((g, _, _), _)| g == group)
+//!             .map(|((_, s, p), position)| Checkpoint::new(s.clone(), *p, *position))
+//!             .collect())
+//!     }
+//!
+//!     async fn load(&self, _: Checked, g: &str, s: &str, p: u32) -> Result<Option<u64>, Error> {
+//!         Ok(self.0.lock().unwrap().get(&(g.into(), s.into(), p)).copied())
+//!     }
+//!
+//!     async fn save(&self, _: Checked, g: &str, s: &str, p: u32, to: u64) -> Result<(), Error> {
+//!         let mut map = self.0.lock().unwrap();
+//!         let stored = map.entry((g.into(), s.into(), p)).or_insert(to);
+//!         *stored = (*stored).max(to);
+//!         Ok(())
+//!     }
+//!
+//!     async fn save_all(&self, _: Checked, g: &str, all: &[Checkpoint]) -> Result<(), Error> {
+//!         let mut map = self.0.lock().unwrap();
+//!         for c in all {
+//!             let key = (g.into(), c.subscription.clone(), c.partition);
+//!             let stored = map.entry(key).or_insert(c.position);
+//!             *stored = (*stored).max(c.position);
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! // As its users see it (with the door traits in scope too, `store.save` would be ambiguous).
+//! let store: &dyn CheckpointStore = &MapStore::default();
+//! store.save("billing", "invoices", 0, 10).await?;
+//! store.save("billing", "invoices", 0, 3).await?; // behind: changes nothing
+//! assert_eq!(store.load("billing", "invoices", 0).await?, Some(10));
+//! // The front refused this one: the door never saw it.
+//! assert!(store.save("billing", "", 0, 11).await.is_err());
+//! # Ok::<(), Error>(())
+//! # }).unwrap();
+//! ```
 
 use std::fmt;
 use std::future::Future;

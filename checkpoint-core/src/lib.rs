@@ -15,6 +15,9 @@
 //!   before any I/O;
 //! - [`LeaseStore`], partition ownership beside the checkpoints: leases with a fencing epoch,
 //!   renewed all at once, expired by the store's one clock ([`lease`]);
+//! - [`door`], the front every store shares: the checks, spans, timeout and counts of every
+//!   operation, written once; a backend supplies only its requests (its door), and a store of
+//!   your own gets the contract's traits from [`through_door!`];
 //! - [`InMemoryCheckpointStore`], the reference implementation;
 //! - [`source`], the contract of the logs a subscription reads (no entry ever arrives below
 //!   where a read said to go on), with [`source::InMemorySource`];

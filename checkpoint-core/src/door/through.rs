@@ -15,7 +15,7 @@
 /// `parked` ([`ParkedStore`](crate::parked::ParkedStore) over a
 /// [`ParkedDoor`](crate::door::ParkedDoor)).
 ///
-/// ```ignore
+/// ```text
 /// checkpoint_core::through_door!(MyStore: checkpoints, exclusive, admin, leases, parked);
 /// // A generic store names its parameters, with their bounds, in brackets first:
 /// checkpoint_core::through_door!([C: Client + Send + Sync] MyStore<C>: checkpoints, leases);
