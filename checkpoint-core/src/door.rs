@@ -143,7 +143,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send
 
 /// Proof that the front checked a call's input: the first argument of every door method.
 /// Only this crate makes one.
-#[derive(Debug, Clone, Copy)]
+///
+/// Neither `Clone` nor `Copy`: each call's proof is passed on once, to that call's request.
+#[derive(Debug)]
 pub struct Checked(());
 
 impl Checked {
