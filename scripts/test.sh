@@ -79,7 +79,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 published=(
   checkpoint-core checkpoint-conformance checkpoint-committer checkpoint-worker
   checkpoint-subscription
-  checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
+  checkpoint-sql checkpoint-postgres checkpoint-sqlite checkpoint-redis checkpoint-dynamodb
   checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
   checkpoint-connect checkpoint-store-cli
 )

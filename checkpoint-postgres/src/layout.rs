@@ -189,13 +189,6 @@ pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
         })
 }
 
-/// A parked entry's `attempts` read back: a `u32`, as every park writes it.
-pub(crate) fn attempts(operation: Operation, value: i64) -> Result<u32, Error> {
-    u32::try_from(value).map_err(|_| {
-        UnexpectedValue::new("attempts", value.to_string()).into_error(BACKEND, operation)
-    })
-}
-
 /// The time left of a live lease or heartbeat, in microseconds by the server's clock: never
 /// negative, since the statements read only what expires after `now()`.
 pub(crate) fn time_left(operation: Operation, micros: i64) -> Result<Duration, Error> {

@@ -111,13 +111,6 @@ pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
         })
 }
 
-/// A parked entry's `attempts` read back: a `u32`, as every park writes it.
-pub(crate) fn attempts(operation: Operation, value: i64) -> Result<u32, Error> {
-    u32::try_from(value).map_err(|_| {
-        UnexpectedValue::new("attempts", value.to_string()).into_error(BACKEND, operation)
-    })
-}
-
 /// How long until `expires_at_ms` at `now_ms`, both milliseconds of SQLite's clock (`0` once
 /// past).
 pub(crate) fn time_left(expires_at_ms: i64, now_ms: i64) -> Duration {

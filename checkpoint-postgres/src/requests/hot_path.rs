@@ -7,7 +7,9 @@ use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::postgres::PgConnection;
 
-use super::{Requests, sql};
+use checkpoint_sql::hot_path;
+
+use super::{PgEngine, Requests, sql};
 use crate::error::backend;
 use crate::layout::COLUMNS;
 
@@ -20,38 +22,16 @@ impl Requests {
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(Operation::Load, error))?;
-        stored
-            .map(|position| COLUMNS.position(Operation::Load, position))
-            .transpose()
+        let key = (group, subscription, partition);
+        hot_path::load::<PgEngine, _>(connection, &self.load, Operation::Load, key).await
     }
 
-    /// Records the span field `count` of the calling operation.
     pub(crate) async fn list(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<Checkpoint>, Error> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::List, error))?;
-        rows.into_iter()
-            .map(|(subscription, partition, position)| {
-                Ok(Checkpoint::new(
-                    subscription,
-                    COLUMNS.partition(Operation::List, partition)?,
-                    COLUMNS.position(Operation::List, position)?,
-                ))
-            })
-            .collect()
+        hot_path::list::<PgEngine, _>(connection, &self.list, group).await
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
@@ -63,15 +43,8 @@ impl Requests {
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        sqlx::query(sql(&self.save))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(SqlColumns::position_to_db(position))
-            .execute(connection)
-            .await
-            .map_err(|error| backend(Operation::Save, error))?;
-        Ok(())
+        let key = (group, subscription, partition);
+        hot_path::save::<PgEngine, _>(connection, &self.save, key, position).await
     }
 
     /// A non-empty batch as one statement over three arrays. Records the span field
@@ -115,26 +88,9 @@ impl Requests {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(SqlColumns::position_to_db(initial_position))
-            .bind(fingerprint.as_bytes().as_slice())
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(Operation::Claim, error))?;
-        let Some((position, stored)) = claimed else {
-            return Err(Error::retired(group, subscription));
-        };
-        let stored = COLUMNS.claimed_fingerprint(Operation::Claim, stored.as_deref())?;
-        if stored != fingerprint {
-            return Err(Error::QueryChanged {
-                stored,
-                requested: fingerprint,
-            });
-        }
-        COLUMNS.position(Operation::Claim, position)
+        let key = (group, subscription, partition);
+        let claim = hot_path::claim::<PgEngine, _>;
+        claim(connection, &self.claim, key, fingerprint, initial_position).await
     }
 
     /// The compare-and-set: the statement also returns where the checkpoint is, for

@@ -177,6 +177,22 @@ impl Requests {
     }
 }
 
+/// PostgreSQL as the shared SQL requests (`checkpoint-sql`) need it.
+pub(crate) struct PgEngine;
+
+impl checkpoint_sql::Engine for PgEngine {
+    type Database = sqlx::Postgres;
+    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
+
+    fn error(operation: checkpoint_core::Operation, error: sqlx::Error) -> checkpoint_core::Error {
+        crate::error::backend(operation, error)
+    }
+
+    fn rows_affected(result: &sqlx::postgres::PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
 /// A request ready for [`sqlx::query`]: the text was built only from a validated, quoted
 /// table name and constant SQL (see the module doc).
 fn sql(request: &Arc<str>) -> AssertSqlSafe<Arc<str>> {

@@ -1,20 +1,12 @@
 //! [`ParkedStore`](checkpoint_core::parked::ParkedStore)'s requests: one statement each on
 //! `<table>_parked`.
 
-use std::sync::Arc;
-
-use checkpoint_core::parked::{ParkedEntry, time_from_millis};
-use checkpoint_core::stored::SqlColumns;
+use checkpoint_core::parked::ParkedEntry;
 use checkpoint_core::{Error, Operation};
+use checkpoint_sql::parked;
 use sqlx::postgres::PgConnection;
 
-use super::{Requests, sql};
-use crate::error::backend;
-use crate::layout::{COLUMNS, attempts};
-
-/// A row of `sql/parked.sql`: subscription, partition, position, error, attempts, parked_at
-/// (milliseconds since the Unix epoch), retry requested.
-type ParkedRow = (String, i64, i64, String, i64, i64, bool);
+use super::{PgEngine, Requests};
 
 impl Requests {
     /// Records `entry`, or replaces its record (`sql/park.sql`).
@@ -24,105 +16,39 @@ impl Requests {
         group: &str,
         entry: &ParkedEntry,
     ) -> Result<(), Error> {
-        sqlx::query(sql(&self.park))
-            .bind(group)
-            .bind(&entry.subscription)
-            .bind(i64::from(entry.partition))
-            .bind(SqlColumns::position_to_db(entry.position))
-            .bind(&entry.error)
-            .bind(i64::from(entry.attempts))
-            .bind(entry.parked_at_millis())
-            .execute(connection)
-            .await
-            .map_err(|error| backend(Operation::Park, error))?;
-        Ok(())
+        parked::park::<PgEngine, _>(connection, &self.park, group, entry).await
     }
 
-    /// Every entry parked under `group`, sorted. Records the span field `count` of the
-    /// calling operation.
+    /// Every entry parked under `group`, sorted (`sql/parked.sql`).
     pub(crate) async fn parked(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<ParkedEntry>, Error> {
-        let rows: Vec<ParkedRow> = sqlx::query_as(sql(&self.parked))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::Parked, error))?;
-        rows.into_iter().map(parked_entry).collect()
+        parked::parked::<PgEngine, _>(connection, &self.parked, group).await
     }
 
     /// Sets the entry's retry request; whether it was parked.
     pub(crate) async fn retry_parked(
         &self,
         connection: &mut PgConnection,
-        (group, subscription): (&str, &str),
+        key: (&str, &str),
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        self.on_parked_key(
-            connection,
-            (Operation::RetryParked, &self.retry_parked),
-            (group, subscription),
-            partition,
-            position,
-        )
-        .await
+        let statement = (Operation::RetryParked, &self.retry_parked);
+        parked::on_parked_key::<PgEngine, _>(connection, statement, key, partition, position).await
     }
 
     /// Removes the entry; whether it was parked.
     pub(crate) async fn unpark(
         &self,
         connection: &mut PgConnection,
-        (group, subscription): (&str, &str),
+        key: (&str, &str),
         partition: u32,
         position: u64,
     ) -> Result<bool, Error> {
-        self.on_parked_key(
-            connection,
-            (Operation::Unpark, &self.unpark),
-            (group, subscription),
-            partition,
-            position,
-        )
-        .await
+        let statement = (Operation::Unpark, &self.unpark);
+        parked::on_parked_key::<PgEngine, _>(connection, statement, key, partition, position).await
     }
-
-    /// Runs `statement` (an `UPDATE` or `DELETE` by the parked entry's whole key) and says
-    /// whether it touched a row: the key is the primary key, so at most one.
-    async fn on_parked_key(
-        &self,
-        connection: &mut PgConnection,
-        (operation, statement): (Operation, &Arc<str>),
-        (group, subscription): (&str, &str),
-        partition: u32,
-        position: u64,
-    ) -> Result<bool, Error> {
-        let done = sqlx::query(sql(statement))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(SqlColumns::position_to_db(position))
-            .execute(connection)
-            .await
-            .map_err(|error| backend(operation, error))?;
-        Ok(done.rows_affected() > 0)
-    }
-}
-
-/// A row of `sql/parked.sql` as the entry it records, each value checked.
-fn parked_entry(row: ParkedRow) -> Result<ParkedEntry, Error> {
-    let (subscription, partition, position, error, stored_attempts, parked_at, retry_requested) =
-        row;
-    let operation = Operation::Parked;
-    Ok(ParkedEntry {
-        subscription,
-        partition: COLUMNS.partition(operation, partition)?,
-        position: COLUMNS.position(operation, position)?,
-        error,
-        attempts: attempts(operation, stored_attempts)?,
-        parked_at: time_from_millis(parked_at),
-        retry_requested,
-    })
 }

@@ -7,33 +7,22 @@ use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::sqlite::SqliteConnection;
 
-use super::{Requests, batch_json, sql};
+use checkpoint_sql::hot_path;
+
+use super::{Requests, SqliteEngine, batch_json, sql};
 use crate::error::backend;
-use crate::layout::COLUMNS;
 
 /// An advance retries its compare-and-set at most this many times, and only when the
 /// checkpoint reached `from` between its update and its read (see [`Requests::advance`]).
 const ADVANCE_ATTEMPTS: usize = 3;
 
 impl Requests {
-    /// Records the span field `count` of the calling operation.
     pub(crate) async fn list(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
     ) -> Result<Vec<Checkpoint>, Error> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(sql(&self.list))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::List, error))?;
-        rows.into_iter()
-            .map(|(subscription, partition, position)| {
-                let partition = COLUMNS.partition(Operation::List, partition)?;
-                let position = COLUMNS.position(Operation::List, position)?;
-                Ok(Checkpoint::new(subscription, partition, position))
-            })
-            .collect()
+        hot_path::list::<SqliteEngine, _>(connection, &self.list, group).await
     }
 
     /// `operation` is [`Operation::Load`], or [`Operation::Advance`] for the read that follows
@@ -46,16 +35,8 @@ impl Requests {
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
-        let stored: Option<i64> = sqlx::query_scalar(sql(&self.load))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(operation, error))?;
-        stored
-            .map(|position| COLUMNS.position(operation, position))
-            .transpose()
+        let key = (group, subscription, partition);
+        hot_path::load::<SqliteEngine, _>(connection, &self.load, operation, key).await
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
@@ -67,15 +48,8 @@ impl Requests {
         partition: u32,
         position: u64,
     ) -> Result<(), Error> {
-        sqlx::query(sql(&self.save))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(SqlColumns::position_to_db(position))
-            .execute(connection)
-            .await
-            .map_err(|error| backend(Operation::Save, error))?;
-        Ok(())
+        let key = (group, subscription, partition);
+        hot_path::save::<SqliteEngine, _>(connection, &self.save, key, position).await
     }
 
     /// A non-empty batch as one statement over one JSON parameter. Records the span field
@@ -112,27 +86,9 @@ impl Requests {
         fingerprint: Fingerprint,
         initial_position: u64,
     ) -> Result<u64, Error> {
-        let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(sql(&self.claim))
-            .bind(group)
-            .bind(subscription)
-            .bind(i64::from(partition))
-            .bind(SqlColumns::position_to_db(initial_position))
-            .bind(fingerprint.as_bytes().as_slice())
-            .fetch_optional(connection)
-            .await
-            .map_err(|error| backend(Operation::Claim, error))?;
-        let Some((position, stored)) = claimed else {
-            return Err(Error::retired(group, subscription));
-        };
-        let position = COLUMNS.position(Operation::Claim, position)?;
-        let stored = COLUMNS.claimed_fingerprint(Operation::Claim, stored.as_deref())?;
-        if stored != fingerprint {
-            return Err(Error::QueryChanged {
-                stored,
-                requested: fingerprint,
-            });
-        }
-        Ok(position)
+        let key = (group, subscription, partition);
+        let claim = hot_path::claim::<SqliteEngine, _>;
+        claim(connection, &self.claim, key, fingerprint, initial_position).await
     }
 
     /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second

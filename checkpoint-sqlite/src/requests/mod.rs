@@ -152,6 +152,22 @@ impl Requests {
     }
 }
 
+/// SQLite as the shared SQL requests (`checkpoint-sql`) need it.
+pub(crate) struct SqliteEngine;
+
+impl checkpoint_sql::Engine for SqliteEngine {
+    type Database = Sqlite;
+    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
+
+    fn error(operation: Operation, error: sqlx::Error) -> Error {
+        backend(operation, error)
+    }
+
+    fn rows_affected(result: &sqlx::sqlite::SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
 /// A statement ready for `sqlx::query`.
 ///
 /// Sound because the only dynamic part of every statement is a [`TableName`], checked by
