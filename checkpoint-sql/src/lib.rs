@@ -9,7 +9,8 @@
 //! (PostgreSQL's arrays or SQLite's JSON for a batch, a compare-and-set that reads back in the
 //! same statement or in a second one) stays in the engine's crate.
 //!
-//! [`hot_path`]: `load`, `list`, `save` and `claim`; [`parked`]: `park`, `parked`, and the
+//! [`hot_path`]: `load`, `list`, `save` and `claim`; [`admin`]: `groups` and `retired`;
+//! [`parked`]: `park`, `parked`, and the
 //! updates by a parked entry's key (`retry_parked`, `unpark`); each on a pool or on the
 //! caller's connection (any sqlx executor).
 
@@ -19,6 +20,7 @@ use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
 use sqlx::AssertSqlSafe;
 
+pub mod admin;
 pub mod hot_path;
 pub mod parked;
 

@@ -8,33 +8,24 @@ use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
 use sqlx::postgres::PgConnection;
 
-use super::{RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
+use checkpoint_sql::admin;
+
+use super::{PgEngine, RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
 use crate::error::{backend, is_unique_violation};
 
 impl Requests {
-    /// Every group, of checkpoints and of tombstones, sorted by bytes. Records the span field
-    /// `count` of the calling operation.
+    /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
     pub(crate) async fn groups(&self, connection: &mut PgConnection) -> Result<Vec<String>, Error> {
-        let groups: Vec<String> = sqlx::query_scalar(sql(&self.groups))
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::Groups, error))?;
-        Ok(groups)
+        admin::groups::<PgEngine, _>(connection, &self.groups).await
     }
 
-    /// The retired subscriptions of `group`, sorted. Records the span field `count` of the
-    /// calling operation.
+    /// The retired subscriptions of `group`, sorted (`sql/retired.sql`).
     pub(crate) async fn retired(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<String>, Error> {
-        let retired: Vec<String> = sqlx::query_scalar(sql(&self.retired))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::Retired, error))?;
-        Ok(retired)
+        admin::retired::<PgEngine, _>(connection, &self.retired, group).await
     }
 
     /// Deletes the tombstone and anything left of a retired subscription; a live one is

@@ -270,8 +270,8 @@ impl Requests {
         partition_list(Operation::Leave, &freed)
     }
 
-    /// The live leases and live owners of the subscription. Records the span field `count`
-    /// (live leases) of the calling operation.
+    /// The live leases and live owners of the subscription (the front records their number
+    /// as the span's `count`).
     pub(crate) async fn leases(
         &self,
         connection: &mut PgConnection,

@@ -9,36 +9,27 @@ use std::sync::Arc;
 use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
 
-use super::{Requests, begin_immediate, finish, positions_json, sql};
+use checkpoint_sql::admin;
+
+use super::{Requests, SqliteEngine, begin_immediate, finish, positions_json, sql};
 use crate::error::backend;
 
 impl Requests {
-    /// Every group, of checkpoints and of tombstones, sorted. Records the span field `count`
-    /// of the calling operation.
+    /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
     pub(crate) async fn groups(
         &self,
         connection: &mut SqliteConnection,
     ) -> Result<Vec<String>, Error> {
-        let groups: Vec<String> = sqlx::query_scalar(sql(&self.groups))
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::Groups, error))?;
-        Ok(groups)
+        admin::groups::<SqliteEngine, _>(connection, &self.groups).await
     }
 
-    /// The retired subscriptions of `group`, sorted. Records the span field `count` of the
-    /// calling operation.
+    /// The retired subscriptions of `group`, sorted (`sql/retired.sql`).
     pub(crate) async fn retired(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
     ) -> Result<Vec<String>, Error> {
-        let retired: Vec<String> = sqlx::query_scalar(sql(&self.retired))
-            .bind(group)
-            .fetch_all(connection)
-            .await
-            .map_err(|error| backend(Operation::Retired, error))?;
-        Ok(retired)
+        admin::retired::<SqliteEngine, _>(connection, &self.retired, group).await
     }
 
     /// Under the write lock: refuses a retired or existing subscription, else creates every
