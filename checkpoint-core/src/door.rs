@@ -124,8 +124,9 @@ pub use lease::LeaseDoor;
 pub use parked::ParkedDoor;
 
 /// The front's functions, one per operation: what [`through_door!`](crate::through_door)
-/// calls. A store whose trait impls need more than the front (a doc of their own) may call
-/// them itself.
+/// calls (a store whose trait impls need more than the front may call them itself), and the
+/// `*_in` family's (`load_in` … `advance_in`), which a backend's own `*_in` methods call with
+/// the request they build on the caller's connection.
 pub mod front {
     pub use super::admin::{groups, purge, retire, retired, start_at};
     pub use super::caller::{advance_in, claim_in, list_in, load_in, save_all_in, save_in};
