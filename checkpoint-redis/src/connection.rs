@@ -1,6 +1,6 @@
-//! The store's connection, shared by its clones, and given up after a call timed out on it:
-//! the next call makes a new one through its [`Renew`], which `connect.rs` builds for a store
-//! that connected itself. A store made with `new` keeps the caller's connection.
+//! The store's connection, shared by its clones, and given up after a call was abandoned on it
+//! (timed out, or dropped by its caller): the next call makes a new one through its [`Renew`],
+//! which `connect.rs` builds for a store that connected itself. A store made with `new` keeps the caller's connection.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,7 +11,7 @@ use redis::RedisError;
 
 use crate::error::backend;
 
-/// Makes a new connection in place of one on which a call timed out.
+/// Makes a new connection in place of one on which a call was abandoned.
 pub(crate) type Renew<C> =
     Box<dyn Fn() -> Pin<Box<dyn Future<Output = Result<C, RedisError>> + Send>> + Send + Sync>;
 
@@ -43,7 +43,7 @@ struct Current<C> {
     /// Counts the connections made so far, so that a late timeout on a connection that was
     /// already replaced does not throw the new one away.
     generation: u64,
-    /// A call on this connection timed out: the next call makes a new one.
+    /// A call was abandoned on this connection: the next call makes a new one.
     stale: bool,
 }
 
@@ -87,8 +87,8 @@ impl<C: Clone> Connection<C> {
         self.shared.current().connection.clone()
     }
 
-    /// The connection for a call, and its generation for [`timed_out`](Self::timed_out): a
-    /// new one first when a call timed out on the current one.
+    /// The connection for a call, and its generation for [`abandoned`](Self::abandoned): a
+    /// new one first when a call was abandoned on the current one.
     ///
     /// # Errors
     ///
@@ -108,7 +108,7 @@ impl<C: Clone> Connection<C> {
         if let Some(ready) = self.shared.ready() {
             return Ok(ready);
         }
-        tracing::debug!("a call timed out on the connection: making a new one");
+        tracing::debug!("a call was abandoned on the connection: making a new one");
         let connection = renew().await.map_err(|e| backend(operation, e))?;
         let mut current = self.shared.current();
         current.connection = connection;
@@ -117,9 +117,9 @@ impl<C: Clone> Connection<C> {
         Ok((current.connection.clone(), current.generation))
     }
 
-    /// A call on the connection of `generation` timed out: the next call makes a new one, if
+    /// A call on the connection of `generation` was abandoned: the next call makes a new one, if
     /// the store can, and if that connection is still the current one.
-    pub(crate) fn timed_out(&self, generation: u64) {
+    pub(crate) fn abandoned(&self, generation: u64) {
         if self.shared.renew.is_none() {
             return;
         }
@@ -160,7 +160,7 @@ impl<'a, C: Clone> InFlight<'a, C> {
 impl<C: Clone> Drop for InFlight<'_, C> {
     fn drop(&mut self) {
         if !self.finished {
-            self.connection.timed_out(self.generation);
+            self.connection.abandoned(self.generation);
         }
     }
 }
@@ -203,14 +203,14 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn calls_that_find_a_timed_out_connection_together_make_one_new_one() {
+    async fn calls_that_find_a_abandoned_connection_together_make_one_new_one() {
         let (connection, made) = counting();
         let (first, generation) = connection.checkout(Operation::Save).await.unwrap();
         assert_eq!((first, generation), (0, 0));
         // Without a timeout, the connection stays.
         assert_eq!(connection.checkout(Operation::Load).await.unwrap(), (0, 0));
 
-        connection.timed_out(generation);
+        connection.abandoned(generation);
         let mut calls = tokio::task::JoinSet::new();
         for _ in 0..8 {
             let connection = connection.clone();
@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(made.load(Ordering::SeqCst), 1);
 
         // A late timeout on the connection already replaced leaves the new one alone.
-        connection.timed_out(0);
+        connection.abandoned(0);
         assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (1, 1));
         assert_eq!(made.load(Ordering::SeqCst), 1);
         assert_eq!(connection.current(), 1);
@@ -231,7 +231,7 @@ mod tests {
     #[tokio::test]
     async fn the_callers_own_connection_is_kept_after_a_timeout() {
         let connection = Connection::fixed(7_u64);
-        connection.timed_out(0);
+        connection.abandoned(0);
         assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (7, 0));
     }
 
@@ -252,7 +252,7 @@ mod tests {
             })
         });
         let connection = Connection::renewable(0, renew);
-        connection.timed_out(0);
+        connection.abandoned(0);
         let error = connection.checkout(Operation::Save).await.unwrap_err();
         assert!(error.is_retryable(), "{error:?}");
         assert_eq!(connection.checkout(Operation::Save).await.unwrap(), (2, 1));
