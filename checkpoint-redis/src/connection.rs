@@ -1,6 +1,7 @@
 //! The store's connection, shared by its clones, and given up after a call was abandoned on it
 //! (timed out, or dropped by its caller): the next call makes a new one through its [`Renew`],
-//! which `connect.rs` builds for a store that connected itself. A store made with `new` keeps the caller's connection.
+//! which `connect.rs` builds for a store that connected itself. A store made with `new` keeps
+//! the caller's connection.
 
 use std::future::Future;
 use std::pin::Pin;
