@@ -204,7 +204,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn calls_that_find_a_abandoned_connection_together_make_one_new_one() {
+    async fn calls_that_find_an_abandoned_connection_together_make_one_new_one() {
         let (connection, made) = counting();
         let (first, generation) = connection.checkout(Operation::Save).await.unwrap();
         assert_eq!((first, generation), (0, 0));
