@@ -184,7 +184,7 @@ impl World {
             faults.set_lag(Duration::ZERO);
         });
         let until = Instant::now() + window;
-        self.checker.happened(index, Kind::Lag { until });
+        self.checker.happened(index, Kind::Lag { until, lag });
     }
 
     /// Every checkpoint write of the worker's store takes `latency`.
