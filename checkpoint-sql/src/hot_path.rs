@@ -4,7 +4,7 @@
 //! The statement of each is the engine's; its parameters, in order, are listed on each
 //! function. A checkpoint's key binds as `group` (text), `subscription` (text), `partition`
 //! (64-bit integer); positions bind and read as 64-bit integers (see
-//! [`SqlColumns`](checkpoint_core::stored::SqlColumns)).
+//! `checkpoint_core::stored::SqlColumns`).
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! written once over sqlx's generic [`Database`](sqlx::Database).
 //!
 //! An engine (`checkpoint-postgres`, `checkpoint-sqlite`) implements [`Engine`]: its sqlx
-//! database, how it turns a [`sqlx::Error`] into the contract's [`Error`](checkpoint_core::Error)
+//! database, how it turns a [`sqlx::Error`] into the contract's `Error`
 //! (which errors a retry may help is the engine's knowledge), and the columns' rules for values
 //! read back. It keeps its own SQL text, each statement with the parameters these requests
 //! bind, in the order each function documents; what differs between engines beyond the text
