@@ -299,9 +299,6 @@ impl CheckpointDoor for DynamoDbCheckpointStore {
         group: &str,
         checkpoints: &[Checkpoint],
     ) -> Result<(), Error> {
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
         let op = Operation::SaveAll;
         // Each future owns its entry: borrowing from the collapsed batch makes the future's
         // type higher-ranked over the borrow, which `Send` inference cannot prove.

@@ -300,9 +300,6 @@ impl CheckpointDoor for PostgresCheckpointStore {
         group: &str,
         checkpoints: &[Checkpoint],
     ) -> Result<(), Error> {
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
         self.on_pool(Operation::SaveAll)
             .run_once_more_if_lost(|mut connection| async move {
                 let reply = self

@@ -355,9 +355,6 @@ where
         group: &str,
         checkpoints: &[Checkpoint],
     ) -> Result<(), Error> {
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
         let key = layout::group_key(&self.prefix, group);
         // One entry per field, so the script never compares an entry with another of the same
         // batch; the highest of repeats wins, as the contract asks.

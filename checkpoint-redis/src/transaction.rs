@@ -9,7 +9,6 @@
 
 use checkpoint_core::door::front;
 use checkpoint_core::error::{Argument, InvalidInput, InvalidReason};
-use checkpoint_core::validation::validate_advance;
 use checkpoint_core::{Error, Operation};
 use redis::aio::ConnectionLike;
 
@@ -83,7 +82,8 @@ where
     }
 
     /// The advance with the caller's writes: [`advance_in`](Self::advance_in), and `advance`
-    /// with none.
+    /// with none. Both come through the front, which has checked the key and positions; the
+    /// writes are checked here.
     pub(crate) async fn advance_writing(
         &self,
         group: &str,
@@ -93,7 +93,6 @@ where
         to: u64,
         writes: &[HashWrite<'_>],
     ) -> Result<(), Error> {
-        validate_advance(group, subscription, from, to)?;
         let key = layout::group_key(self.key_prefix(), group);
         if writes.iter().any(|write| write.key == key) {
             // A foreign field in the group's hash would make every later `list` fail.
