@@ -120,9 +120,9 @@ where
     for<'q> &'q [u8]: Encode<'q, E::Database> + Type<E::Database>,
     for<'q> i64: Encode<'q, E::Database> + Type<E::Database>,
     <E::Database as Database>::Arguments: IntoArguments<E::Database>,
-    for<'r> (i64, Option<Vec<u8>>): sqlx::FromRow<'r, <E::Database as Database>::Row>,
+    for<'r> ClaimedRow: sqlx::FromRow<'r, <E::Database as Database>::Row>,
 {
-    let claimed: Option<(i64, Option<Vec<u8>>)> = sqlx::query_as(statement(text))
+    let claimed: Option<ClaimedRow> = sqlx::query_as(statement(text))
         .bind(group)
         .bind(subscription)
         .bind(i64::from(partition))
@@ -131,6 +131,20 @@ where
         .fetch_optional(executor)
         .await
         .map_err(|error| E::error(Operation::Claim, error))?;
+    claimed_position::<E>((group, subscription), claimed, fingerprint)
+}
+
+/// A claimed checkpoint's row: its position and stored fingerprint.
+pub type ClaimedRow = (i64, Option<Vec<u8>>);
+
+/// What a claim answers from the row it read back (for an engine whose claim reads in a
+/// statement of its own): the position, [`Error::Retired`] for no row, [`Error::QueryChanged`]
+/// for another fingerprint.
+pub fn claimed_position<E: Engine>(
+    (group, subscription): (&str, &str),
+    claimed: Option<ClaimedRow>,
+    fingerprint: Fingerprint,
+) -> Result<u64, Error> {
     let Some((position, stored)) = claimed else {
         return Err(Error::retired(group, subscription));
     };
@@ -143,4 +157,59 @@ where
         });
     }
     Ok(position)
+}
+
+/// An advance retries its compare-and-set at most this many times, and only when the
+/// checkpoint reached `from` between its update and its read (see [`advance`]).
+const ADVANCE_ATTEMPTS: usize = 3;
+
+/// The compare-and-set of an engine whose update cannot also say where a row it did not
+/// change is: `update` (parameters: the key, `from`, `to`; it changes the row only when it is
+/// at `from`), and only when it changes nothing, `read` (a [`load`] statement; a locking read
+/// inside a transaction) on the same connection, for [`Error::Moved`].
+pub async fn advance<E>(
+    connection: &mut <E::Database as Database>::Connection,
+    (update, read): (&Arc<str>, &Arc<str>),
+    key: Key<'_>,
+    from: u64,
+    to: u64,
+) -> Result<(), Error>
+where
+    E: Engine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    for<'q> i64: Encode<'q, E::Database> + Type<E::Database> + Decode<'q, E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+    usize: sqlx::ColumnIndex<<E::Database as Database>::Row>,
+{
+    let (group, subscription, partition) = key;
+    let mut current = None;
+    for _ in 0..ADVANCE_ATTEMPTS {
+        let done = sqlx::query(statement(update))
+            .bind(group)
+            .bind(subscription)
+            .bind(i64::from(partition))
+            .bind(SqlColumns::position_to_db(from))
+            .bind(SqlColumns::position_to_db(to))
+            .execute(&mut *connection)
+            .await
+            .map_err(|error| E::error(Operation::Advance, error))?;
+        if E::rows_affected(&done) > 0 {
+            return Ok(());
+        }
+        current = load::<E, _>(&mut *connection, read, Operation::Advance, key).await?;
+        if current != Some(from) {
+            return Err(Error::Moved {
+                expected: from,
+                current,
+            });
+        }
+        // Another writer moved the checkpoint up to `from` between the two statements
+        // (positions only move forward, so this happens at most once): the compare-and-set
+        // may succeed now.
+    }
+    Err(Error::Moved {
+        expected: from,
+        current,
+    })
 }

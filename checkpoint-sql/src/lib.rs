@@ -1,7 +1,7 @@
 //! What the SQL checkpoint stores share: the requests whose logic is the same on every engine,
 //! written once over sqlx's generic [`Database`](sqlx::Database).
 //!
-//! An engine (`checkpoint-postgres`, `checkpoint-sqlite`) implements [`Engine`]: its sqlx
+//! An engine (`checkpoint-postgres`, `checkpoint-sqlite`, `checkpoint-mysql`) implements [`Engine`]: its sqlx
 //! database, how it turns a [`sqlx::Error`] into the contract's `Error`
 //! (which errors a retry may help is the engine's knowledge), and the columns' rules for values
 //! read back. It keeps its own SQL text, each statement with the parameters these requests
@@ -9,7 +9,8 @@
 //! (PostgreSQL's arrays or SQLite's JSON for a batch, a compare-and-set that reads back in the
 //! same statement or in a second one) stays in the engine's crate.
 //!
-//! [`hot_path`]: `load`, `list`, `save` and `claim`; [`admin`]: `groups` and `retired`;
+//! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
+//! `retired`; [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
 //! [`parked`]: `park`, `parked`, and the
 //! updates by a parked entry's key (`retry_parked`, `unpark`); each on a pool or on the
 //! caller's connection (any sqlx executor).
@@ -22,6 +23,8 @@ use sqlx::AssertSqlSafe;
 
 pub mod admin;
 pub mod hot_path;
+pub mod json;
+pub mod lease;
 pub mod parked;
 
 /// A SQL engine, as the shared requests need it.

@@ -5,11 +5,9 @@
 //! beside it, named after it (`<table>_leases`, `<table>_lease_owners`), their times in
 //! integer milliseconds of SQLite's own clock; parked entries in a third (`<table>_parked`).
 
-use std::time::Duration;
-
+use checkpoint_core::Error;
 use checkpoint_core::settings::malformed;
-use checkpoint_core::stored::{SqlColumns, UnexpectedValue};
-use checkpoint_core::{Error, Operation};
+use checkpoint_core::stored::SqlColumns;
 
 use crate::{BACKEND, DEFAULT_TABLE};
 
@@ -100,37 +98,6 @@ impl TableName {
     }
 }
 
-/// A lease's `epoch` column read back: a store grants epochs from 1 up, so anything below is
-/// a value no store writes.
-pub(crate) fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
-    u64::try_from(value)
-        .ok()
-        .filter(|&epoch| epoch >= 1)
-        .ok_or_else(|| {
-            UnexpectedValue::new("epoch", value.to_string()).into_error(BACKEND, operation)
-        })
-}
-
-/// How long until `expires_at_ms` at `now_ms`, both milliseconds of SQLite's clock (`0` once
-/// past).
-pub(crate) fn time_left(expires_at_ms: i64, now_ms: i64) -> Duration {
-    Duration::from_millis(u64::try_from(expires_at_ms.saturating_sub(now_ms)).unwrap_or(0))
-}
-
-/// A lease duration in whole milliseconds, rounded up: the server holds a lease at least as
-/// long as asked, never less (validation bounds it to a day, so it fits).
-pub(crate) fn duration_ms(duration: Duration) -> i64 {
-    let millis = duration.as_micros().div_ceil(1000);
-    i64::try_from(millis).unwrap_or(i64::MAX)
-}
-
-/// Partitions as one JSON array (`[0,1,2]`), the parameter the lease statements expand with
-/// `json_each`.
-pub(crate) fn partitions_json(partitions: &[u32]) -> String {
-    let items: Vec<String> = partitions.iter().map(u32::to_string).collect();
-    format!("[{}]", items.join(","))
-}
-
 /// The table's columns, written and read back by the rules every SQL store shares
 /// ([`checkpoint_core::stored::SqlColumns`]).
 pub(crate) const COLUMNS: SqlColumns = SqlColumns { backend: BACKEND };
@@ -149,20 +116,6 @@ mod tests {
                 Some(name)
             );
         }
-    }
-
-    #[test]
-    fn lease_values_convert_exactly() {
-        assert_eq!(duration_ms(Duration::from_millis(10)), 10);
-        assert_eq!(duration_ms(Duration::from_micros(10_001)), 11);
-        assert_eq!(duration_ms(Duration::from_secs(86_400)), 86_400_000);
-        assert_eq!(time_left(1_500, 1_000), Duration::from_millis(500));
-        assert_eq!(time_left(1_000, 1_500), Duration::ZERO);
-        assert_eq!(epoch(Operation::Renew, 7).ok(), Some(7));
-        assert!(epoch(Operation::Renew, 0).is_err());
-        assert!(epoch(Operation::Renew, -1).is_err());
-        assert_eq!(partitions_json(&[]), "[]");
-        assert_eq!(partitions_json(&[0, u32::MAX]), "[0,4294967295]");
     }
 
     #[test]

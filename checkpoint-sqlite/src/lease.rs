@@ -11,9 +11,9 @@ use checkpoint_core::door::{Checked, LeaseDoor};
 use checkpoint_core::lease::{Acquired, HeldLease, LeaseTable, Released};
 use checkpoint_core::{Error, Operation};
 
-use crate::layout::duration_ms;
 use crate::requests::LeaseKey;
 use crate::store::SqliteCheckpointStore;
+use checkpoint_sql::lease::duration_ms;
 
 fn key<'a>(group: &'a str, subscription: &'a str, owner: &'a str) -> LeaseKey<'a> {
     LeaseKey {

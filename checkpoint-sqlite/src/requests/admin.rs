@@ -11,7 +11,9 @@ use sqlx::sqlite::SqliteConnection;
 
 use checkpoint_sql::admin;
 
-use super::{Requests, SqliteEngine, begin_immediate, finish, positions_json, sql};
+use checkpoint_sql::json::positions_json;
+
+use super::{Requests, SqliteEngine, begin_immediate, finish, sql};
 use crate::error::backend;
 
 impl Requests {

@@ -3,18 +3,15 @@
 //! the pool's or the caller's, and its reply read.
 
 use checkpoint_core::batch::highest_per_key;
-use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
 use sqlx::sqlite::SqliteConnection;
 
 use checkpoint_sql::hot_path;
 
-use super::{Requests, SqliteEngine, batch_json, sql};
-use crate::error::backend;
+use checkpoint_sql::json::batch_json;
 
-/// An advance retries its compare-and-set at most this many times, and only when the
-/// checkpoint reached `from` between its update and its read (see [`Requests::advance`]).
-const ADVANCE_ATTEMPTS: usize = 3;
+use super::{Requests, SqliteEngine, sql};
+use crate::error::backend;
 
 impl Requests {
     pub(crate) async fn list(
@@ -92,7 +89,9 @@ impl Requests {
     }
 
     /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
-    /// statement, on the same connection, read where the checkpoint is, for [`Error::Moved`].
+    /// statement, on the same connection, read where the checkpoint is, for [`Error::Moved`]:
+    /// SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot also say
+    /// where the checkpoint is. On an embedded database that costs no network round trip.
     pub(crate) async fn advance(
         &self,
         connection: &mut SqliteConnection,
@@ -102,46 +101,8 @@ impl Requests {
         from: u64,
         to: u64,
     ) -> Result<(), Error> {
-        let mut current = None;
-        for _ in 0..ADVANCE_ATTEMPTS {
-            let changed = sqlx::query(sql(&self.advance))
-                .bind(group)
-                .bind(subscription)
-                .bind(i64::from(partition))
-                .bind(SqlColumns::position_to_db(from))
-                .bind(SqlColumns::position_to_db(to))
-                .execute(&mut *connection)
-                .await
-                .map_err(|error| backend(Operation::Advance, error))?
-                .rows_affected();
-            if changed > 0 {
-                return Ok(());
-            }
-            // SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot
-            // also say where the checkpoint is: a second statement reads it. On an embedded
-            // database that costs no network round trip.
-            current = self
-                .load(
-                    &mut *connection,
-                    Operation::Advance,
-                    group,
-                    subscription,
-                    partition,
-                )
-                .await?;
-            if current != Some(from) {
-                return Err(Error::Moved {
-                    expected: from,
-                    current,
-                });
-            }
-            // Another writer moved the checkpoint up to `from` between the two statements
-            // (positions only move forward, so this happens at most once): the
-            // compare-and-set may succeed now.
-        }
-        Err(Error::Moved {
-            expected: from,
-            current,
-        })
+        let statements = (&self.advance, &self.load);
+        let key = (group, subscription, partition);
+        hot_path::advance::<SqliteEngine>(connection, statements, key, from, to).await
     }
 }

@@ -15,7 +15,16 @@ use sqlx::sqlite::SqliteConnection;
 
 use super::{Requests, begin_immediate, finish, sql};
 use crate::error::backend;
-use crate::layout::{COLUMNS, epoch, partitions_json, time_left};
+use checkpoint_sql::json::partitions_json;
+use checkpoint_sql::lease::time_left;
+
+use crate::BACKEND;
+use crate::layout::COLUMNS;
+
+/// A lease's `epoch` column read back.
+fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
+    checkpoint_sql::lease::epoch(BACKEND, operation, value)
+}
 
 /// The subscription and owner (or requester) a lease operation is about.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,334 @@
+//! The one door to the database: every request the store sends, and how each is sent and its
+//! reply read. `store.rs`, `admin.rs`, `lease.rs`, `parked.rs` and `transaction.rs` are the
+//! store's door and call one function here; nothing else in the crate talks to the server.
+//!
+//! - [`hot_path`]: the operations of [`CheckpointStore`](checkpoint_core::CheckpointStore) and
+//!   [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore);
+//! - [`admin`]: [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin)'s statements and
+//!   transactions;
+//! - [`lease`]: [`LeaseStore`](checkpoint_core::LeaseStore)'s transactions;
+//! - [`parked`]: [`ParkedStore`](checkpoint_core::parked::ParkedStore)'s statements, one each;
+//! - [`migration`]: the statements that create the tables.
+//!
+//! The statements live in `sql/*.sql` beside the crate with `{table}`-style placeholders. The
+//! table name is the only text ever spliced into them, and only after [`TableName::parse`] has
+//! checked that it is a plain identifier; every value goes in as a bind parameter.
+
+mod admin;
+mod hot_path;
+mod lease;
+mod migration;
+mod parked;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use checkpoint_core::backoff::{Backoff, Jitter};
+use checkpoint_core::{Error, Operation};
+use sqlx::mysql::MySqlConnection;
+use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
+
+use crate::error::{backend, is_deadlock};
+use crate::layout::TableName;
+
+pub(crate) use lease::LeaseKey;
+
+/// Every statement of the store, for one table.
+#[derive(Debug)]
+pub(crate) struct Requests {
+    /// `sql/schema.sql`, one `CREATE TABLE IF NOT EXISTS` per table, which
+    /// [`migrate`](crate::MysqlCheckpointStore::migrate) runs one after the other.
+    create_tables: Vec<Arc<str>>,
+    list: Arc<str>,
+    load: Arc<str>,
+    load_locking: Arc<str>,
+    save: Arc<str>,
+    save_all: Arc<str>,
+    claim: Arc<str>,
+    claim_read: Arc<str>,
+    advance: Arc<str>,
+    groups: Arc<str>,
+    retired: Arc<str>,
+    presence: Arc<str>,
+    start_at: Arc<str>,
+    retire_tombstone: Arc<str>,
+    delete_subscription: Arc<str>,
+    purge_tombstone: Arc<str>,
+    purge_leases: Arc<str>,
+    purge_lease_owners: Arc<str>,
+    lease: LeaseRequests,
+    parked: ParkedRequests,
+}
+
+/// The statements of the parked entries (`sql/park.sql`, `parked.sql`, `retry_parked.sql`,
+/// `unpark.sql`).
+#[derive(Debug)]
+struct ParkedRequests {
+    park: Arc<str>,
+    list: Arc<str>,
+    retry: Arc<str>,
+    unpark: Arc<str>,
+}
+
+/// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
+#[derive(Debug)]
+struct LeaseRequests {
+    clock: Arc<str>,
+    join: Arc<str>,
+    beat: Arc<str>,
+    extend: Arc<str>,
+    grant: Arc<str>,
+    held: Arc<str>,
+    owned: Arc<str>,
+    free: Arc<str>,
+    owner_delete: Arc<str>,
+    handover: Arc<str>,
+    leases: Arc<str>,
+    owners: Arc<str>,
+}
+
+impl Requests {
+    /// Every request's text for `table`, its names spliced in once.
+    pub(crate) fn for_table(table: &TableName) -> Self {
+        let names = [
+            ("{table}", table.quoted("")),
+            ("{retired}", table.quoted("_retired")),
+            ("{leases_by_owner}", table.quoted("_leases_by_owner")),
+            ("{leases}", table.quoted("_leases")),
+            ("{lease_owners}", table.quoted("_lease_owners")),
+            ("{parked}", table.quoted("_parked")),
+        ];
+        let build = |template: &str| -> Arc<str> {
+            let mut text = template.to_owned();
+            for (placeholder, name) in &names {
+                text = text.replace(placeholder, name);
+            }
+            text.into()
+        };
+        Self {
+            create_tables: schema_statements(include_str!("../../sql/schema.sql"))
+                .map(build)
+                .collect(),
+            list: build(include_str!("../../sql/list.sql")),
+            load: build(include_str!("../../sql/load.sql")),
+            load_locking: build(include_str!("../../sql/load_locking.sql")),
+            save: build(include_str!("../../sql/save.sql")),
+            save_all: build(include_str!("../../sql/save_all.sql")),
+            claim: build(include_str!("../../sql/claim.sql")),
+            claim_read: build(include_str!("../../sql/claim_read.sql")),
+            advance: build(include_str!("../../sql/advance.sql")),
+            groups: build(include_str!("../../sql/groups.sql")),
+            retired: build(include_str!("../../sql/retired.sql")),
+            presence: build(include_str!("../../sql/presence.sql")),
+            start_at: build(include_str!("../../sql/start_at.sql")),
+            retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
+            delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
+            purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
+            purge_leases: build(include_str!("../../sql/purge_leases.sql")),
+            purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            lease: LeaseRequests {
+                clock: build(include_str!("../../sql/lease_clock.sql")),
+                join: build(include_str!("../../sql/lease_join.sql")),
+                beat: build(include_str!("../../sql/lease_beat.sql")),
+                extend: build(include_str!("../../sql/lease_extend.sql")),
+                grant: build(include_str!("../../sql/lease_grant.sql")),
+                held: build(include_str!("../../sql/lease_held.sql")),
+                owned: build(include_str!("../../sql/lease_owned.sql")),
+                free: build(include_str!("../../sql/lease_free.sql")),
+                owner_delete: build(include_str!("../../sql/lease_owner_delete.sql")),
+                handover: build(include_str!("../../sql/lease_handover.sql")),
+                leases: build(include_str!("../../sql/leases.sql")),
+                owners: build(include_str!("../../sql/lease_owners.sql")),
+            },
+            parked: ParkedRequests {
+                park: build(include_str!("../../sql/park.sql")),
+                list: build(include_str!("../../sql/parked.sql")),
+                retry: build(include_str!("../../sql/retry_parked.sql")),
+                unpark: build(include_str!("../../sql/unpark.sql")),
+            },
+        }
+    }
+
+    /// The statement `save` sends, rendered for the store's table.
+    pub(crate) fn save_sql(&self) -> &str {
+        &self.save
+    }
+
+    /// The statement `list` sends, rendered for the store's table.
+    pub(crate) fn list_sql(&self) -> &str {
+        &self.list
+    }
+}
+
+/// The statements of `sql/schema.sql`, one per table (each ends with `;` at a line's end).
+fn schema_statements(schema: &str) -> impl Iterator<Item = &str> {
+    schema
+        .split(";\n")
+        .map(str::trim)
+        .filter(|statement| !statement.is_empty())
+}
+
+/// MySQL and MariaDB as the shared SQL requests (`checkpoint-sql`) need them.
+pub(crate) struct MysqlEngine;
+
+impl checkpoint_sql::Engine for MysqlEngine {
+    type Database = MySql;
+    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
+
+    fn error(operation: Operation, error: sqlx::Error) -> Error {
+        backend(operation, error)
+    }
+
+    fn rows_affected(result: &sqlx::mysql::MySqlQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+/// A statement ready for `sqlx::query`.
+///
+/// Sound because the only dynamic part of every statement is a [`TableName`], checked by
+/// [`TableName::parse`]; the `Arc` is shared, not copied, on each call.
+fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
+    AssertSqlSafe(Arc::clone(statement))
+}
+
+/// A transaction on `connection`, at the session's isolation level (REPEATABLE READ on the
+/// store's own connections).
+async fn begin(
+    connection: &mut MySqlConnection,
+    operation: Operation,
+) -> Result<Transaction<'_, MySql>, Error> {
+    connection
+        .begin()
+        .await
+        .map_err(|error| backend(operation, error))
+}
+
+/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise. (An abandoned call
+/// drops the transaction, which sqlx rolls back.)
+async fn finish<T>(
+    transaction: Transaction<'_, MySql>,
+    operation: Operation,
+    outcome: Result<T, Error>,
+) -> Result<T, Error> {
+    let failed = |error| backend(operation, error);
+    match outcome {
+        Ok(value) => {
+            transaction.commit().await.map_err(failed)?;
+            Ok(value)
+        }
+        Err(error) => {
+            transaction.rollback().await.map_err(failed)?;
+            Err(error)
+        }
+    }
+}
+
+/// How many times a request InnoDB chose as a deadlock's victim runs, in all.
+pub(crate) const DEADLOCK_ATTEMPTS: u32 = 5;
+
+/// The pause before running a deadlock's victim again: random, under 2 ms doubling to 50 ms,
+/// so that the transactions that met do not meet again.
+pub(crate) fn deadlock_pause(failures: u32) -> Duration {
+    Backoff::new(Duration::from_millis(2), Duration::from_millis(50))
+        .with_jitter(Jitter::Full)
+        .delay(failures)
+}
+
+/// Whether `outcome` is a deadlock's victim that may run again after `failures` earlier ones.
+pub(crate) fn run_again<T>(outcome: &Result<T, Error>, failures: u32) -> bool {
+    matches!(outcome, Err(error) if is_deadlock(error)) && failures + 1 < DEADLOCK_ATTEMPTS
+}
+
+/// Runs `$request` (an expression that awaits one request on the store's own connection,
+/// which holds no transaction of the caller's) again when InnoDB chose it as a deadlock's
+/// victim: InnoDB rolled it back whole, so running it again is safe, and InnoDB's own
+/// documentation asks for it. At most [`DEADLOCK_ATTEMPTS`] runs; the last outcome otherwise.
+macro_rules! again_after_deadlock {
+    ($request:expr) => {{
+        let mut failures = 0;
+        loop {
+            let outcome = $request;
+            if !$crate::requests::run_again(&outcome, failures) {
+                break outcome;
+            }
+            tokio::time::sleep($crate::requests::deadlock_pause(failures)).await;
+            failures += 1;
+        }
+    }};
+}
+pub(crate) use again_after_deadlock;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splices_the_quoted_names_everywhere() {
+        let requests = Requests::for_table(&TableName::parse("my_table").unwrap());
+        assert_eq!(requests.create_tables.len(), 5);
+        let mut all: Vec<&Arc<str>> = requests.create_tables.iter().collect();
+        all.extend([
+            &requests.list,
+            &requests.load,
+            &requests.load_locking,
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.claim_read,
+            &requests.advance,
+            &requests.groups,
+            &requests.retired,
+            &requests.presence,
+            &requests.start_at,
+            &requests.retire_tombstone,
+            &requests.delete_subscription,
+            &requests.purge_tombstone,
+            &requests.purge_leases,
+            &requests.purge_lease_owners,
+        ]);
+        let lease = &requests.lease;
+        all.extend([
+            &lease.clock,
+            &lease.join,
+            &lease.beat,
+            &lease.extend,
+            &lease.grant,
+            &lease.held,
+            &lease.owned,
+            &lease.free,
+            &lease.owner_delete,
+            &lease.handover,
+            &lease.leases,
+            &lease.owners,
+        ]);
+        let parked = &requests.parked;
+        all.extend([&parked.park, &parked.list, &parked.retry, &parked.unpark]);
+        for statement in all {
+            assert!(statement.contains("`my_table"), "{statement}");
+            assert!(!statement.contains("{table}"), "{statement}");
+            assert!(!statement.contains("{retired}"), "{statement}");
+            assert!(!statement.contains("{lease"), "{statement}");
+            assert!(!statement.contains("{parked}"), "{statement}");
+        }
+        // Every statement that can create a checkpoint checks the tombstone table.
+        for statement in [
+            &requests.save,
+            &requests.save_all,
+            &requests.claim,
+            &requests.presence,
+        ] {
+            assert!(statement.contains("`my_table_retired`"), "{statement}");
+        }
+    }
+
+    #[test]
+    fn the_readme_shows_the_tables_migrate_creates() {
+        let schema = include_str!("../../sql/schema.sql");
+        let readme = include_str!("../../README.md");
+        assert!(
+            readme.contains(&format!("```sql\n{schema}```")),
+            "README.md's schema differs from sql/schema.sql"
+        );
+    }
+}

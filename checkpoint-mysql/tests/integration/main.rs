@@ -1,0 +1,6 @@
+//! Integration tests of `checkpoint-mysql` against a real server (see `support` for how the
+//! server is found), with the module names every backend's tests share (see ARCHITECTURE.md).
+//! One test binary for the crate keeps link time down.
+
+mod kit;
+mod support;
