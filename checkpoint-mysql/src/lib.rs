@@ -126,17 +126,20 @@
 //!
 //! # Privileges
 //!
-//! `migrate` needs `CREATE` on the database. The store's runtime needs only
-//! `SELECT, INSERT, UPDATE` on `{table}`, `SELECT` on `{retired}`, and
-//! `SELECT, INSERT, UPDATE, DELETE` on `{leases}`, `{lease_owners}` and `{parked}`; the
-//! operations API (`retire`, `purge`, `start_at`) also `DELETE` on `{table}` and
-//! `INSERT, DELETE` on `{retired}`:
+//! `migrate` needs `CREATE` on the database (MySQL checks it even when every table exists:
+//! run it from a deployment step, not from the service). The store's runtime needs only
+//! `SELECT, INSERT, UPDATE` on `{table}` and `{leases}`, `SELECT` on `{retired}`, and
+//! `SELECT, INSERT, UPDATE, DELETE` on `{lease_owners}` (`leave` deletes the heartbeat) and
+//! `{parked}`; the operations API (`start_at`, `retire`, `purge`) also `DELETE` on `{table}`
+//! and `{leases}` and `INSERT, UPDATE, DELETE` on `{retired}`. `UPDATE` is needed wherever a
+//! statement has `ON DUPLICATE KEY UPDATE`, even when it updates nothing. The runtime user,
+//! as the tests make it:
 //!
 //! ```sql
 //! CREATE USER 'checkpoints_app'@'%' IDENTIFIED BY '…';
 //! GRANT SELECT, INSERT, UPDATE ON app.checkpoints TO 'checkpoints_app'@'%';
 //! GRANT SELECT ON app.checkpoints_retired TO 'checkpoints_app'@'%';
-//! GRANT SELECT, INSERT, UPDATE, DELETE ON app.checkpoints_leases TO 'checkpoints_app'@'%';
+//! GRANT SELECT, INSERT, UPDATE ON app.checkpoints_leases TO 'checkpoints_app'@'%';
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON app.checkpoints_lease_owners TO 'checkpoints_app'@'%';
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON app.checkpoints_parked TO 'checkpoints_app'@'%';
 //! ```

@@ -45,3 +45,113 @@ where
         .await
         .map_err(|error| E::error(Operation::Retired, error))
 }
+
+/// A subscription's key, bound in this order: group, subscription.
+pub type SubscriptionKey<'a> = (&'a str, &'a str);
+
+/// Whether the subscription has a tombstone, and whether it has checkpoints: the engine's
+/// `presence` statement (parameters: the key), run inside the caller's transaction so that
+/// nothing changes before it acts on the answer.
+async fn presence<E>(
+    connection: &mut <E::Database as Database>::Connection,
+    operation: Operation,
+    text: &Arc<str>,
+    (group, subscription): SubscriptionKey<'_>,
+) -> Result<(bool, bool), Error>
+where
+    E: Engine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+    for<'r> (bool, bool): sqlx::FromRow<'r, <E::Database as Database>::Row>,
+{
+    sqlx::query_as(statement(text))
+        .bind(group)
+        .bind(subscription)
+        .fetch_one(connection)
+        .await
+        .map_err(|error| E::error(operation, error))
+}
+
+/// `start_at` inside the transaction the engine began (one that keeps what `presence` reads
+/// from changing until it ends): refuses a retired or existing subscription, else runs
+/// `insert` (parameters: the key, then `positions`, the engine's encoding of every partition's
+/// position).
+pub async fn start_at_in<E>(
+    connection: &mut <E::Database as Database>::Connection,
+    (presence_text, insert): (&Arc<str>, &Arc<str>),
+    key: SubscriptionKey<'_>,
+    positions: String,
+) -> Result<(), Error>
+where
+    E: Engine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    for<'q> String: Encode<'q, E::Database> + Type<E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+    for<'r> (bool, bool): sqlx::FromRow<'r, <E::Database as Database>::Row>,
+{
+    let operation = Operation::StartAt;
+    let (group, subscription) = key;
+    match presence::<E>(&mut *connection, operation, presence_text, key).await? {
+        (true, _) => Err(Error::retired(group, subscription)),
+        (false, true) => Err(Error::exists(group, subscription)),
+        (false, false) => sqlx::query(statement(insert))
+            .bind(group)
+            .bind(subscription)
+            .bind(positions)
+            .execute(connection)
+            .await
+            .map(drop)
+            .map_err(|error| E::error(operation, error)),
+    }
+}
+
+/// `purge` inside the transaction the engine began: a retired subscription loses its
+/// tombstone and anything left of it (`statements`, each with the key as parameters); a live
+/// one is refused; nothing at all is fine.
+pub async fn purge_in<E>(
+    connection: &mut <E::Database as Database>::Connection,
+    presence_text: &Arc<str>,
+    statements: &[&Arc<str>],
+    key: SubscriptionKey<'_>,
+) -> Result<(), Error>
+where
+    E: Engine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+    for<'r> (bool, bool): sqlx::FromRow<'r, <E::Database as Database>::Row>,
+{
+    let operation = Operation::Purge;
+    match presence::<E>(&mut *connection, operation, presence_text, key).await? {
+        (false, true) => Err(Error::not_retired(key.0, key.1)),
+        (false, false) => Ok(()),
+        (true, _) => run_each::<E>(connection, operation, statements, key).await,
+    }
+}
+
+/// Runs each of `statements` (parameters: the key) in turn on `connection`: `retire`'s
+/// tombstone and deletion inside the engine's transaction, and `purge`'s.
+pub async fn run_each<E>(
+    connection: &mut <E::Database as Database>::Connection,
+    operation: Operation,
+    statements: &[&Arc<str>],
+    (group, subscription): SubscriptionKey<'_>,
+) -> Result<(), Error>
+where
+    E: Engine,
+    for<'c> &'c mut <E::Database as Database>::Connection: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+{
+    for text in statements {
+        sqlx::query(statement(text))
+            .bind(group)
+            .bind(subscription)
+            .execute(&mut *connection)
+            .await
+            .map_err(|error| E::error(operation, error))?;
+    }
+    Ok(())
+}

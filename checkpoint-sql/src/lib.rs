@@ -10,7 +10,7 @@
 //! same statement or in a second one) stays in the engine's crate.
 //!
 //! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
-//! `retired`; [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
+//! `retired`, and `start_at`, `retire` and `purge` inside an engine's transaction ([`finish`] ends it); [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
 //! [`parked`]: `park`, `parked`, and the
 //! updates by a parked entry's key (`retry_parked`, `unpark`); each on a pool or on the
 //! caller's connection (any sqlx executor).
@@ -50,4 +50,30 @@ pub trait Engine {
 /// is a table name each checks when the store is made.
 fn statement(text: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(text))
+}
+
+/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise, and returns
+/// `outcome` (or the failure to end the transaction). An abandoned call drops the
+/// transaction, which sqlx rolls back.
+pub async fn finish<E: Engine, T>(
+    transaction: sqlx::Transaction<'_, E::Database>,
+    operation: Operation,
+    outcome: Result<T, Error>,
+) -> Result<T, Error> {
+    match outcome {
+        Ok(value) => {
+            transaction
+                .commit()
+                .await
+                .map_err(|error| E::error(operation, error))?;
+            Ok(value)
+        }
+        Err(error) => {
+            transaction
+                .rollback()
+                .await
+                .map_err(|error| E::error(operation, error))?;
+            Err(error)
+        }
+    }
 }

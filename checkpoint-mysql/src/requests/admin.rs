@@ -5,15 +5,12 @@
 //! and the rows and gaps they read stay locked until they commit, so it cannot change before
 //! they write; they are all-or-nothing.
 
-use std::sync::Arc;
-
 use checkpoint_core::{Error, Operation};
 use checkpoint_sql::admin;
 use checkpoint_sql::json::positions_json;
 use sqlx::mysql::MySqlConnection;
 
-use super::{MysqlEngine, Requests, begin, finish, sql};
-use crate::error::backend;
+use super::{MysqlEngine, Requests, begin, finish};
 
 impl Requests {
     /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
@@ -44,22 +41,11 @@ impl Requests {
     ) -> Result<(), Error> {
         let operation = Operation::StartAt;
         let mut transaction = begin(connection, operation).await?;
-        let outcome = match self
-            .presence(&mut transaction, operation, group, subscription)
-            .await
-        {
-            Ok((true, _)) => Err(Error::retired(group, subscription)),
-            Ok((false, true)) => Err(Error::exists(group, subscription)),
-            Ok((false, false)) => sqlx::query(sql(&self.start_at))
-                .bind(group)
-                .bind(subscription)
-                .bind(positions_json(positions))
-                .execute(&mut *transaction)
-                .await
-                .map(drop)
-                .map_err(|error| backend(operation, error)),
-            Err(error) => Err(error),
-        };
+        let statements = (&self.presence, &self.start_at);
+        let key = (group, subscription);
+        let positions = positions_json(positions);
+        let outcome =
+            admin::start_at_in::<MysqlEngine>(&mut transaction, statements, key, positions).await;
         finish(transaction, operation, outcome).await
     }
 
@@ -73,19 +59,14 @@ impl Requests {
         let operation = Operation::Retire;
         let mut transaction = begin(connection, operation).await?;
         let statements = [&self.retire_tombstone, &self.delete_subscription];
-        let outcome = run_each(
-            &mut transaction,
-            operation,
-            &statements,
-            group,
-            subscription,
-        )
-        .await;
+        let key = (group, subscription);
+        let outcome =
+            admin::run_each::<MysqlEngine>(&mut transaction, operation, &statements, key).await;
         finish(transaction, operation, outcome).await
     }
 
-    /// One transaction: a retired subscription loses its tombstone and anything left of it
-    /// (checkpoints, leases, heartbeats); a live one is refused; nothing at all is fine.
+    /// One transaction: a retired subscription loses its tombstone and anything left of
+    /// it (checkpoints, leases, heartbeats); a live one is refused; nothing at all is fine.
     pub(crate) async fn purge(
         &self,
         connection: &mut MySqlConnection,
@@ -94,66 +75,16 @@ impl Requests {
     ) -> Result<(), Error> {
         let operation = Operation::Purge;
         let mut transaction = begin(connection, operation).await?;
-        let outcome = match self
-            .presence(&mut transaction, operation, group, subscription)
-            .await
-        {
-            Ok((false, true)) => Err(Error::not_retired(group, subscription)),
-            Ok((false, false)) => Ok(()),
-            Ok((true, _)) => {
-                let statements = [
-                    &self.purge_tombstone,
-                    &self.delete_subscription,
-                    &self.purge_leases,
-                    &self.purge_lease_owners,
-                ];
-                run_each(
-                    &mut transaction,
-                    operation,
-                    &statements,
-                    group,
-                    subscription,
-                )
-                .await
-            }
-            Err(error) => Err(error),
-        };
+        let statements = [
+            &self.purge_tombstone,
+            &self.delete_subscription,
+            &self.purge_leases,
+            &self.purge_lease_owners,
+        ];
+        let key = (group, subscription);
+        let outcome =
+            admin::purge_in::<MysqlEngine>(&mut transaction, &self.presence, &statements, key)
+                .await;
         finish(transaction, operation, outcome).await
     }
-
-    /// Whether the subscription has a tombstone, and whether it has checkpoints, by locking
-    /// reads (`sql/presence.sql`).
-    async fn presence(
-        &self,
-        connection: &mut MySqlConnection,
-        operation: Operation,
-        group: &str,
-        subscription: &str,
-    ) -> Result<(bool, bool), Error> {
-        sqlx::query_as(sql(&self.presence))
-            .bind(group)
-            .bind(subscription)
-            .fetch_one(connection)
-            .await
-            .map_err(|error| backend(operation, error))
-    }
-}
-
-/// Runs each statement (parameters: group, subscription) in turn on `connection`.
-async fn run_each(
-    connection: &mut MySqlConnection,
-    operation: Operation,
-    statements: &[&Arc<str>],
-    group: &str,
-    subscription: &str,
-) -> Result<(), Error> {
-    for statement in statements {
-        sqlx::query(sql(statement))
-            .bind(group)
-            .bind(subscription)
-            .execute(&mut *connection)
-            .await
-            .map_err(|error| backend(operation, error))?;
-    }
-    Ok(())
 }

@@ -204,24 +204,14 @@ async fn begin(
         .map_err(|error| backend(operation, error))
 }
 
-/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise. (An abandoned call
-/// drops the transaction, which sqlx rolls back.)
+/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise (the shared
+/// [`checkpoint_sql::finish`], for this engine).
 async fn finish<T>(
     transaction: Transaction<'_, MySql>,
     operation: Operation,
     outcome: Result<T, Error>,
 ) -> Result<T, Error> {
-    let failed = |error| backend(operation, error);
-    match outcome {
-        Ok(value) => {
-            transaction.commit().await.map_err(failed)?;
-            Ok(value)
-        }
-        Err(error) => {
-            transaction.rollback().await.map_err(failed)?;
-            Err(error)
-        }
-    }
+    checkpoint_sql::finish::<MysqlEngine, T>(transaction, operation, outcome).await
 }
 
 /// How many times a request InnoDB chose as a deadlock's victim runs, in all.

@@ -28,3 +28,21 @@ mod parked {
 mod admin {
     checkpoint_conformance::admin_store_tests!(crate::support::store);
 }
+
+/// The whole kit again under the least-privileged user (see `security`).
+mod runtime_role {
+    mod monotonic {
+        checkpoint_conformance::checkpoint_store_tests!(crate::security::runtime_role_store);
+    }
+    mod exclusive {
+        checkpoint_conformance::exclusive_store_tests!(crate::security::runtime_role_store);
+    }
+    /// Every lease operation under the user; the cases' retires and purges by an operator.
+    mod leases {
+        checkpoint_conformance::lease_store_tests!(crate::security::runtime_role_worker);
+    }
+    /// A subscription parks, lists, retries and unparks entries: all under the user.
+    mod parked {
+        checkpoint_conformance::parked_store_tests!(crate::security::runtime_role_store);
+    }
+}

@@ -4,8 +4,6 @@
 //! `BEGIN IMMEDIATE` transaction: it takes the database's write lock first, so what they read
 //! cannot change before they write, and they are all-or-nothing.
 
-use std::sync::Arc;
-
 use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
 
@@ -13,8 +11,7 @@ use checkpoint_sql::admin;
 
 use checkpoint_sql::json::positions_json;
 
-use super::{Requests, SqliteEngine, begin_immediate, finish, sql};
-use crate::error::backend;
+use super::{Requests, SqliteEngine, begin_immediate, finish};
 
 impl Requests {
     /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
@@ -44,24 +41,12 @@ impl Requests {
         positions: &[(u32, u64)],
     ) -> Result<(), Error> {
         let operation = Operation::StartAt;
-        let positions = positions_json(positions);
         let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = match self
-            .presence(&mut transaction, operation, group, subscription)
-            .await
-        {
-            Ok((true, _)) => Err(Error::retired(group, subscription)),
-            Ok((false, true)) => Err(Error::exists(group, subscription)),
-            Ok((false, false)) => sqlx::query(sql(&self.start_at))
-                .bind(group)
-                .bind(subscription)
-                .bind(positions)
-                .execute(&mut *transaction)
-                .await
-                .map(drop)
-                .map_err(|error| backend(operation, error)),
-            Err(error) => Err(error),
-        };
+        let statements = (&self.presence, &self.start_at);
+        let key = (group, subscription);
+        let positions = positions_json(positions);
+        let outcome =
+            admin::start_at_in::<SqliteEngine>(&mut transaction, statements, key, positions).await;
         finish(transaction, operation, outcome).await
     }
 
@@ -75,14 +60,9 @@ impl Requests {
         let operation = Operation::Retire;
         let mut transaction = begin_immediate(connection, operation).await?;
         let statements = [&self.retire_tombstone, &self.delete_subscription];
-        let outcome = run_each(
-            &mut transaction,
-            operation,
-            &statements,
-            group,
-            subscription,
-        )
-        .await;
+        let key = (group, subscription);
+        let outcome =
+            admin::run_each::<SqliteEngine>(&mut transaction, operation, &statements, key).await;
         finish(transaction, operation, outcome).await
     }
 
@@ -96,65 +76,16 @@ impl Requests {
     ) -> Result<(), Error> {
         let operation = Operation::Purge;
         let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = match self
-            .presence(&mut transaction, operation, group, subscription)
-            .await
-        {
-            Ok((false, true)) => Err(Error::not_retired(group, subscription)),
-            Ok((false, false)) => Ok(()),
-            Ok((true, _)) => {
-                let statements = [
-                    &self.purge_tombstone,
-                    &self.delete_subscription,
-                    &self.purge_leases,
-                    &self.purge_lease_owners,
-                ];
-                run_each(
-                    &mut transaction,
-                    operation,
-                    &statements,
-                    group,
-                    subscription,
-                )
-                .await
-            }
-            Err(error) => Err(error),
-        };
+        let statements = [
+            &self.purge_tombstone,
+            &self.delete_subscription,
+            &self.purge_leases,
+            &self.purge_lease_owners,
+        ];
+        let key = (group, subscription);
+        let outcome =
+            admin::purge_in::<SqliteEngine>(&mut transaction, &self.presence, &statements, key)
+                .await;
         finish(transaction, operation, outcome).await
     }
-
-    /// Whether the subscription has a tombstone, and whether it has checkpoints.
-    async fn presence(
-        &self,
-        connection: &mut SqliteConnection,
-        operation: Operation,
-        group: &str,
-        subscription: &str,
-    ) -> Result<(bool, bool), Error> {
-        sqlx::query_as(sql(&self.presence))
-            .bind(group)
-            .bind(subscription)
-            .fetch_one(connection)
-            .await
-            .map_err(|error| backend(operation, error))
-    }
-}
-
-/// Runs each statement (parameters: group, subscription) in turn on `connection`.
-async fn run_each(
-    connection: &mut SqliteConnection,
-    operation: Operation,
-    statements: &[&Arc<str>],
-    group: &str,
-    subscription: &str,
-) -> Result<(), Error> {
-    for statement in statements {
-        sqlx::query(sql(statement))
-            .bind(group)
-            .bind(subscription)
-            .execute(&mut *connection)
-            .await
-            .map_err(|error| backend(operation, error))?;
-    }
-    Ok(())
 }

@@ -188,24 +188,14 @@ async fn begin_immediate(
         .map_err(|error| backend(operation, error))
 }
 
-/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise. (An abandoned call
-/// drops the transaction, which sqlx rolls back.)
+/// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise (the shared
+/// [`checkpoint_sql::finish`], for this engine).
 async fn finish<T>(
     transaction: Transaction<'_, Sqlite>,
     operation: Operation,
     outcome: Result<T, Error>,
 ) -> Result<T, Error> {
-    let failed = |error| backend(operation, error);
-    match outcome {
-        Ok(value) => {
-            transaction.commit().await.map_err(failed)?;
-            Ok(value)
-        }
-        Err(error) => {
-            transaction.rollback().await.map_err(failed)?;
-            Err(error)
-        }
-    }
+    checkpoint_sql::finish::<SqliteEngine, T>(transaction, operation, outcome).await
 }
 
 #[cfg(test)]

@@ -1,0 +1,459 @@
+//! Security: passwords never shown by the store's Debug output or by its errors, TLS, and the
+//! least privilege the store needs at run time.
+//!
+//! The run-time privileges (the crate doc's "Privileges") are tested here with every operation,
+//! and the whole conformance kit runs under such a user in `kit::runtime_role` (the lease
+//! kit's retires and purges by an operator beside it). The machine's MariaDB has TLS turned
+//! off (`have_ssl` is `DISABLED`), so TLS is shown only from the client's side: a URL that
+//! requires it fails to connect rather than connecting in plain text.
+
+use std::time::Duration;
+
+use checkpoint_conformance::{error_chain, fresh_group};
+use checkpoint_core::{
+    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
+    Fingerprint, HeldLease, LeaseStore, LeaseTable, Operation, Released,
+};
+use checkpoint_mysql::MysqlCheckpointStore;
+use sqlx::mysql::MySqlPoolOptions;
+use tokio::sync::OnceCell;
+
+use crate::support;
+
+const SECRET: &str = "s3cr3t-Pw-0c4d9e";
+
+/// The user [`runtime_role_store`] connects as.
+const RUNTIME_USER: &str = "checkpoint_runtime";
+
+/// The run-time privileges on each of the store's tables, as the crate doc states them.
+const RUNTIME_GRANTS: [(&str, &str); 5] = [
+    ("", "SELECT, INSERT, UPDATE"),
+    ("_retired", "SELECT"),
+    ("_leases", "SELECT, INSERT, UPDATE"),
+    ("_lease_owners", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_parked", "SELECT, INSERT, UPDATE, DELETE"),
+];
+
+/// The operator's privileges (the operations API) beyond the run-time ones.
+const OPERATOR_GRANTS: [(&str, &str); 5] = [
+    ("", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_retired", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_leases", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_lease_owners", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_parked", "SELECT, INSERT, UPDATE, DELETE"),
+];
+
+/// The statements that create `user` with exactly `grants` on the tables of `table`.
+fn user_with(user: &str, password: &str, table: &str, grants: &[(&str, &str)]) -> Vec<String> {
+    let mut statements = vec![
+        format!("DROP USER IF EXISTS '{user}'@'%'"),
+        format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'"),
+    ];
+    for (suffix, privileges) in grants {
+        statements.push(format!(
+            "GRANT {privileges} ON `{table}{suffix}` TO '{user}'@'%'"
+        ));
+    }
+    statements
+}
+
+/// A refused connection: a connect error that retrying cannot help.
+fn assert_final_connect_error(error: &Error, why: &str) {
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                retryable: false,
+                ..
+            }
+        ),
+        "{why}: {error:?}"
+    );
+}
+
+/// A store on the default table whose user has only the run-time privileges: the factory of
+/// `kit::runtime_role`. The tables and the user are made by the administrator once per test
+/// binary (the tests run in parallel, and a user dropped and made again under a running test
+/// would fail it).
+pub async fn runtime_role_store() -> MysqlCheckpointStore {
+    static READY: OnceCell<()> = OnceCell::const_new();
+    READY
+        .get_or_init(|| async {
+            support::store().await;
+            support::admin_sql(&user_with(
+                RUNTIME_USER,
+                SECRET,
+                "checkpoints",
+                &RUNTIME_GRANTS,
+            ))
+            .await;
+        })
+        .await;
+    let options = support::connect_options()
+        .username(RUNTIME_USER)
+        .password(SECRET);
+    let store = MysqlCheckpointStore::connect_with(options)
+        .await
+        .unwrap_or_else(|error| panic!("connecting as {RUNTIME_USER}: {}", error_chain(&error)));
+    // Nothing beyond these privileges: the user's grants, as the server reports them.
+    let grants: Vec<String> = sqlx::query_scalar("SHOW GRANTS")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(grants.len(), 1 + RUNTIME_GRANTS.len(), "{grants:#?}");
+    assert!(grants[0].starts_with("GRANT USAGE ON *.*"), "{grants:#?}");
+    for (suffix, privileges) in RUNTIME_GRANTS {
+        let table = format!("`checkpoints{suffix}`");
+        assert!(
+            grants
+                .iter()
+                .any(|grant| grant.contains(&format!("GRANT {privileges} ON "))
+                    && grant.contains(&table)),
+            "{table}: {grants:#?}"
+        );
+    }
+    store
+}
+
+/// A worker under the run-time role beside an operator: the factory of
+/// `kit::runtime_role::leases`. Every lease operation runs under the run-time role; `retire`
+/// and `purge`, which the lease cases also call, are an operator's, as in a deployment (the
+/// run-time role may not run them: see `select_insert_update_are_the_only_privileges_needed`).
+pub async fn runtime_role_worker() -> RuntimeWorker {
+    RuntimeWorker {
+        worker: runtime_role_store().await,
+        operator: support::store().await,
+    }
+}
+
+/// See [`runtime_role_worker`].
+pub struct RuntimeWorker {
+    worker: MysqlCheckpointStore,
+    operator: MysqlCheckpointStore,
+}
+
+#[async_trait::async_trait]
+impl LeaseStore for RuntimeWorker {
+    async fn acquire(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+        duration: Duration,
+    ) -> Result<Acquired, Error> {
+        let worker = &self.worker;
+        worker
+            .acquire(group, subscription, owner, partitions, duration)
+            .await
+    }
+
+    async fn renew(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        self.worker
+            .renew(group, subscription, owner, duration)
+            .await
+    }
+
+    async fn release(
+        &self,
+        group: &str,
+        subscription: &str,
+        owner: &str,
+        partitions: &[u32],
+    ) -> Result<Released, Error> {
+        self.worker
+            .release(group, subscription, owner, partitions)
+            .await
+    }
+
+    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
+        self.worker.leave(group, subscription, owner).await
+    }
+
+    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
+        self.worker.leases(group, subscription).await
+    }
+
+    async fn request_handover(
+        &self,
+        group: &str,
+        subscription: &str,
+        requester: &str,
+        partitions: &[u32],
+    ) -> Result<(), Error> {
+        let worker = &self.worker;
+        worker
+            .request_handover(group, subscription, requester, partitions)
+            .await
+    }
+}
+
+/// Checkpoints are the worker's, under the run-time role.
+#[async_trait::async_trait]
+impl CheckpointStore for RuntimeWorker {
+    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
+        self.worker.list(group).await
+    }
+
+    async fn load(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+    ) -> Result<Option<u64>, Error> {
+        self.worker.load(group, subscription, partition).await
+    }
+
+    async fn save(
+        &self,
+        group: &str,
+        subscription: &str,
+        partition: u32,
+        position: u64,
+    ) -> Result<(), Error> {
+        self.worker
+            .save(group, subscription, partition, position)
+            .await
+    }
+
+    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
+        self.worker.save_all(group, checkpoints).await
+    }
+}
+
+/// The operations API is the operator's.
+#[async_trait::async_trait]
+impl CheckpointAdmin for RuntimeWorker {
+    async fn groups(&self) -> Result<Vec<String>, Error> {
+        self.operator.groups().await
+    }
+
+    async fn start_at(
+        &self,
+        group: &str,
+        subscription: &str,
+        positions: &[(u32, u64)],
+    ) -> Result<(), Error> {
+        self.operator.start_at(group, subscription, positions).await
+    }
+
+    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.operator.retire(group, subscription).await
+    }
+
+    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
+        self.operator.retired(group).await
+    }
+
+    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
+        self.operator.purge(group, subscription).await
+    }
+}
+
+/// A store connected with a password in its URL: its Debug output and its errors never show
+/// it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_store_never_shows_its_password() {
+    runtime_role_store().await;
+    let options = support::connect_options();
+    let url = format!(
+        "mysql://{RUNTIME_USER}:{SECRET}@{}:{}/{}",
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or("test")
+    );
+    let store = MysqlCheckpointStore::connect(&url)
+        .await
+        .unwrap_or_else(|error| panic!("{}", error_chain(&error)));
+    let group = fresh_group("debug");
+    store.save(&group, "s", 0, 1).await.unwrap();
+    let shown = format!("{store:?} {store:#?}");
+    assert!(
+        !shown.contains(SECRET),
+        "the store's Debug shows the password: {shown}"
+    );
+    // A refused password: the error says so, without the password.
+    let wrong = url.replace(SECRET, "wrong-Pw-77");
+    let error = MysqlCheckpointStore::connect(&wrong).await.unwrap_err();
+    assert_final_connect_error(&error, "a wrong password");
+    let chain = format!("{} {error:?}", error_chain(&error));
+    assert!(chain.contains("Access denied"), "{chain}");
+    assert!(!chain.contains("wrong-Pw-77"), "{chain}");
+    // A malformed URL: refused before any connection, without the URL.
+    let error = MysqlCheckpointStore::connect(&format!("mysql://u:{SECRET}@h:notaport/db"))
+        .await
+        .unwrap_err();
+    let chain = format!("{} {error:?}", error_chain(&error));
+    assert!(!chain.contains(SECRET), "{chain}");
+}
+
+/// A store over a pool of its own, made without a server: its Debug output hides the
+/// password the pool's options carry.
+#[tokio::test]
+async fn debug_output_hides_credentials() {
+    let options = support::connect_options().password(SECRET);
+    let store = MysqlCheckpointStore::new(MySqlPoolOptions::new().connect_lazy_with(options))
+        .with_table("app_checkpoints")
+        .unwrap();
+    let shown = format!("{store:?} {store:#?}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(shown.contains("app_checkpoints"), "{shown}");
+}
+
+/// A URL that requires TLS, to a server without it: the connection is refused, never made in
+/// plain text (with or without the `tls-rustls` feature).
+#[tokio::test]
+async fn a_url_requiring_tls_never_connects_in_plain_text() {
+    let options = support::connect_options();
+    let url = format!(
+        "mysql://root@{}:{}/{}?ssl-mode=required",
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or("test")
+    );
+    let error = MysqlCheckpointStore::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+/// A user with only the run-time privileges does everything a subscription and a worker do;
+/// the operations API is refused for good (not retryable), and a user without UPDATE cannot
+/// save.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_privileges_are_all_a_subscription_needs() {
+    let table = support::unique_ident("cp_priv");
+    let user = support::unique_ident("rt");
+    let limited = support::unique_ident("ro");
+    let owner = support::store().await.with_table(&table).unwrap();
+    owner.migrate().await.unwrap();
+    let mut setup = user_with(&user, "runtime-pw", &table, &RUNTIME_GRANTS);
+    setup.extend(user_with(
+        &limited,
+        "readonly-pw",
+        &table,
+        &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
+    ));
+    support::admin_sql(&setup).await;
+    let outcome = async {
+        let options = support::connect_options()
+            .username(&user)
+            .password("runtime-pw");
+        let store = MysqlCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        let group = fresh_group("privileges");
+        let error = store.retire(&group, "s").await.unwrap_err();
+        assert!(!error.is_retryable(), "{error:?}");
+        let chain = error_chain(&error);
+        assert!(chain.contains("denied"), "{chain}");
+        store.save(&group, "s", 0, 1).await?;
+        store.save(&group, "s", 0, 2).await?;
+        store
+            .save_all(
+                &group,
+                &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
+            )
+            .await?;
+        assert_eq!(store.load(&group, "s", 0).await?, Some(3));
+        assert_eq!(store.list(&group).await?.len(), 2);
+        let fingerprint = Fingerprint::from_bytes([2; 32]);
+        assert_eq!(store.claim(&group, "x", 0, fingerprint, 5).await?, 5);
+        store.advance(&group, "x", 0, 5, 6).await?;
+        assert!(matches!(
+            store.advance(&group, "x", 0, 5, 7).await,
+            Err(Error::Moved {
+                expected: 5,
+                current: Some(6)
+            })
+        ));
+        let lease = Duration::from_secs(5);
+        let acquired = store.acquire(&group, "s", "w", &[0, 1], lease).await?;
+        assert_eq!(acquired.granted.len(), 2);
+        assert_eq!(store.renew(&group, "s", "w", lease).await?.len(), 2);
+        store.request_handover(&group, "s", "v", &[0]).await?;
+        assert_eq!(store.release(&group, "s", "w", &[0]).await?.released, [0]);
+        assert_eq!(store.leases(&group, "s").await?.leases.len(), 1);
+        assert_eq!(store.leave(&group, "s", "w").await?, [1]);
+        let options = support::connect_options()
+            .username(&limited)
+            .password("readonly-pw");
+        let limited_store = MysqlCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        Ok::<_, Error>(limited_store.save(&group, "s", 0, 9).await)
+    }
+    .await;
+    let mut cleanup = vec![
+        format!("DROP USER '{user}'@'%'"),
+        format!("DROP USER '{limited}'@'%'"),
+    ];
+    for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
+        cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
+    }
+    owner.pool().close().await;
+    support::admin_sql(&cleanup).await;
+    match outcome {
+        Ok(Err(error @ Error::Backend { .. })) => {
+            assert!(!error.is_retryable(), "{error:?}");
+            let chain = error_chain(&error);
+            assert!(chain.contains("UPDATE command denied"), "{chain}");
+        }
+        other => panic!("expected the user without UPDATE to be refused, got {other:?}"),
+    }
+}
+
+/// The operator's privileges, as the crate doc states them, run every operation of
+/// `CheckpointAdmin`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_privileges_run_every_admin_operation() {
+    let table = support::unique_ident("cp_oper");
+    let user = support::unique_ident("op");
+    let owner = support::store().await.with_table(&table).unwrap();
+    owner.migrate().await.unwrap();
+    support::admin_sql(&user_with(&user, "operator-pw", &table, &OPERATOR_GRANTS)).await;
+    let outcome = async {
+        let options = support::connect_options()
+            .username(&user)
+            .password("operator-pw");
+        let store = MysqlCheckpointStore::connect_with(options)
+            .await?
+            .with_table(&table)?;
+        let group = fresh_group("operator");
+        store.save(&group, "old", 0, 10).await?;
+        store
+            .acquire(&group, "old", "w", &[0], Duration::from_secs(5))
+            .await?;
+        store.start_at(&group, "new", &[(0, 5), (1, 0)]).await?;
+        store.retire(&group, "old").await?;
+        assert_eq!(store.retired(&group).await?, ["old"]);
+        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
+        store.purge(&group, "old").await?;
+        assert!(store.leases(&group, "old").await?.leases.is_empty());
+        assert_eq!(store.list(&group).await?.len(), 2);
+        store.pool().close().await;
+        Ok::<_, Error>(())
+    }
+    .await;
+    owner.pool().close().await;
+    let mut cleanup = vec![format!("DROP USER '{user}'@'%'")];
+    for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
+        cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
+    }
+    support::admin_sql(&cleanup).await;
+    outcome.unwrap_or_else(|error| panic!("{}", error_chain(&error)));
+}
