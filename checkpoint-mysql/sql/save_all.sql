@@ -2,14 +2,17 @@
 -- triples, at most one per (subscription, partition), sorted by key (collapsed and sorted by
 -- the caller, so each row is written once and concurrent batches lock rows in one order).
 -- JSON_TABLE expands it into rows; its BIGINT columns read every integer up to i64::MAX
--- exactly (its columns are named apart from the table's, which the update refers to).
+-- exactly (its columns are named apart from the table's, which the update refers to). The
+-- subscription is read as bytes, as the table keeps it: a text column would take the
+-- connection's collation (case-, accent- and trailing-space-insensitive), and MariaDB's
+-- subquery cache would then judge the tombstone of look-alike names as one.
 -- Entries of a retired subscription are left out, as in save.sql.
 INSERT INTO {table} (group_name, subscription, partition_id, position)
 SELECT v.g, b.s, b.p, b.pos
 FROM (SELECT ? AS g) AS v
 JOIN JSON_TABLE(?, '$[*]' COLUMNS (
     ordinal FOR ORDINALITY,
-    s       VARCHAR(512) CHARACTER SET utf8mb4 PATH '$[0]',
+    s       VARBINARY(512) PATH '$[0]',
     p       BIGINT PATH '$[1]',
     pos     BIGINT PATH '$[2]'
 )) AS b

@@ -63,20 +63,25 @@
 //!
 //! # Costs
 //!
-//! | operation | SQL |
-//! | --- | --- |
-//! | `save` | `INSERT .. SELECT .. WHERE NOT EXISTS (tombstone) ON DUPLICATE KEY UPDATE position = GREATEST(position, VALUES(position))` |
-//! | `save_all` | the same upsert over `JSON_TABLE(?)`: the batch (deduplicated and sorted with [`highest_per_key`](checkpoint_core::batch::highest_per_key)) is one JSON text parameter |
-//! | `load`, `list` | one `SELECT` |
-//! | `claim` | the upsert with `query_fingerprint = COALESCE(query_fingerprint, VALUES(query_fingerprint))`, then a `SELECT .. FOR UPDATE` of the row (MySQL has no `RETURNING`) |
-//! | `advance` | `UPDATE .. WHERE .. AND position = from`; only when it changes no row, a `SELECT .. FOR UPDATE` on the same connection for [`Error::Moved`](checkpoint_core::Error::Moved) |
-//! | `groups`, `retired` | one `SELECT`, sorted |
-//! | `start_at` | a transaction: whether a tombstone or a checkpoint exists (locking reads); if neither, one `INSERT` of every partition over `JSON_TABLE(?)` |
-//! | `retire` | a transaction: the tombstone; `DELETE` of the checkpoints |
-//! | `purge` | a transaction: whether a tombstone or a checkpoint exists (locking reads); if a tombstone, it, any checkpoint left, and the subscription's leases and heartbeats deleted |
-//! | `park` | `INSERT .. ON DUPLICATE KEY UPDATE` of the entry's record |
-//! | `parked` | one `SELECT` by the group, in the primary key's order |
-//! | `retry_parked`, `unpark` | one `UPDATE`, `DELETE` by the entry's key |
+//! Round trips as the `round_trips` tests count them on the wire, once each statement is
+//! prepared on its connection (sqlx prepares a statement at its first use on a connection, one
+//! more exchange, and caches it). Through the store's pool, sqlx pings each connection as it
+//! goes back to the pool, one more exchange the caller does not wait for.
+//!
+//! | operation | SQL | round trips |
+//! | --- | --- | --- |
+//! | `save` | `INSERT .. SELECT .. WHERE NOT EXISTS (tombstone) ON DUPLICATE KEY UPDATE position = GREATEST(position, VALUES(position))` | 1 |
+//! | `save_all` | the same upsert over `JSON_TABLE(?)`: the batch (deduplicated and sorted with [`highest_per_key`](checkpoint_core::batch::highest_per_key)) is one JSON text parameter | 1, whatever its size (counted for 10,000) |
+//! | `load`, `list` | one `SELECT` | 1 (counted for a list of 10,002) |
+//! | `claim` | the upsert with `query_fingerprint = COALESCE(query_fingerprint, VALUES(query_fingerprint))`, then a `SELECT .. FOR UPDATE` of the row (MySQL has no `RETURNING`) | 2 |
+//! | `advance` | `UPDATE .. WHERE .. AND position = from`; only when it changes no row, a `SELECT .. FOR UPDATE` on the same connection for [`Error::Moved`](checkpoint_core::Error::Moved) | 1; refused 2 |
+//! | `groups`, `retired` | one `SELECT`, sorted | 1 |
+//! | `start_at` | `BEGIN`; whether a tombstone or a checkpoint exists (locking reads); if neither, one `INSERT` of every partition over `JSON_TABLE(?)`; `COMMIT` | 4; refused 3 |
+//! | `retire` | `BEGIN`; the tombstone; `DELETE` of the checkpoints; `COMMIT` | 4 |
+//! | `purge` | `BEGIN`; whether a tombstone or a checkpoint exists (locking reads); if a tombstone, it, any checkpoint left, and the subscription's leases and heartbeats deleted; `COMMIT` | 7; nothing to purge or refused 3 |
+//! | `park` | `INSERT .. ON DUPLICATE KEY UPDATE` of the entry's record | 1 |
+//! | `parked` | one `SELECT` by the group, in the primary key's order | 1 |
+//! | `retry_parked`, `unpark` | one `UPDATE`, `DELETE` by the entry's key | 1 |
 //!
 //! # Isolation
 //!
@@ -115,14 +120,19 @@
 //! that instant plus the duration (rounded up to a millisecond). No client's clock is ever
 //! compared with another's.
 //!
-//! | operation | statements in its transaction |
-//! | --- | --- |
-//! | `acquire` | the clock and tombstone; the heartbeat's upsert; an `UPDATE` of the owner's live leases; an upsert of the partitions asked for over `JSON_TABLE(?)`, granting only free or expired ones (left out when none are asked for); a `SELECT` of the owner's live leases: 5 |
-//! | `renew` | the clock and tombstone; the heartbeat's `UPDATE` if live (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)); an `UPDATE` of the owner's live leases; their `SELECT`: 4 |
-//! | `release` | the clock; a `SELECT .. FOR UPDATE` of those the owner holds live; their `UPDATE` (left out when none): 3 |
-//! | `leave` | the clock; the heartbeat's `DELETE`; as `release` for all its leases: 4 |
-//! | `request_handover` | the clock; one `UPDATE` over `JSON_TABLE(?)`: 2 |
-//! | `leases` | in one snapshot: the clock; the live leases; the live owners: 3 |
+//! | operation | statements, each one round trip | round trips |
+//! | --- | --- | --- |
+//! | `acquire` | `BEGIN`; the clock and tombstone; the heartbeat's upsert; an `UPDATE` of the owner's live leases; an upsert of the partitions asked for over `JSON_TABLE(?)`, granting only free or expired ones (left out when none are asked for); a `SELECT` of the owner's live leases; `COMMIT` | 7 (6 asking for none), for 1 or 100 partitions |
+//! | `renew` | `BEGIN`; the clock and tombstone; the heartbeat's `UPDATE` if live (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld), then `ROLLBACK`: 4); an `UPDATE` of the owner's live leases; their `SELECT`; `COMMIT` | 6, for 1 or 100 leases |
+//! | `release` | `BEGIN`; the clock; a `SELECT .. FOR UPDATE` of those the owner holds live; their `UPDATE` (left out when none); `COMMIT` | 5 (4 when none is held) |
+//! | `leave` | `BEGIN`; the clock; the heartbeat's `DELETE`; as `release` for all its leases; `COMMIT` | 6 |
+//! | `request_handover` | `BEGIN`; the clock; one `UPDATE` over `JSON_TABLE(?)`; `COMMIT` | 4 |
+//! | `leases` | `BEGIN`; in one snapshot: the clock; the live leases; the live owners; `COMMIT` | 5 |
+//!
+//! PostgreSQL sends each of these as one statement; MySQL has no `RETURNING` and no
+//! statement that both writes and reads a table back, so a lease operation here is a short
+//! transaction of several (the workspace's `BENCHMARKS.md` measures what that costs against a
+//! save).
 //!
 //! # Privileges
 //!
