@@ -255,12 +255,12 @@ impl Requests {
             return Ok(owned);
         }
         sqlx::query(sql(&self.lease.free))
+            .bind(partitions_json(&owned))
             .bind(now)
             .bind(key.group)
             .bind(key.subscription)
             .bind(key.owner)
             .bind(now)
-            .bind(partitions_json(&owned))
             .execute(connection)
             .await
             .map_err(failed)?;
@@ -365,13 +365,15 @@ impl Requests {
             let (now, _) = self
                 .clock(&mut transaction, operation, key.group, key.subscription)
                 .await?;
+            let mut partitions = requested.to_vec();
+            partitions.sort_unstable();
             sqlx::query(sql(&self.lease.handover))
+                .bind(partitions_json(&partitions))
                 .bind(key.owner)
                 .bind(key.group)
                 .bind(key.subscription)
                 .bind(key.owner)
                 .bind(now)
-                .bind(partitions_json(requested))
                 .execute(&mut *transaction)
                 .await
                 .map(drop)

@@ -2,5 +2,13 @@
 //! server is found), with the module names every backend's tests share (see ARCHITECTURE.md).
 //! One test binary for the crate keeps link time down.
 
+mod admin;
+mod bad_input;
+mod batches;
+mod faults;
 mod kit;
+mod round_trips;
+mod security;
+mod stress;
 mod support;
+mod transactions;

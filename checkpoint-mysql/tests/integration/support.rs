@@ -96,3 +96,6 @@ pub fn unique_ident(prefix: &str) -> String {
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
 }
+
+/// A MariaDB server of a test's own (the KILL and restart tests in `faults`).
+pub mod own_server;

@@ -1,0 +1,596 @@
+//! The operations API on MySQL and MariaDB: what only this backend can get wrong. A retire
+//! racing zombies' saves on pools of their own (the tombstone check is a locking read of the
+//! same statement), start_at racing saves and other start_ats (InnoDB's gap locks make them
+//! deadlock; the store runs the victim again), every group of a large table sorted by bytes,
+//! the `*_in` family on a retired subscription, and table names at their limit. (Every clause
+//! of the contract runs through the conformance kit in `kit::admin`; the privileges are in
+//! `security`.)
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use checkpoint_conformance::fresh_group;
+use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+use checkpoint_core::{
+    Argument, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
+    Fingerprint, InvalidReason, LeaseStore,
+};
+use checkpoint_mysql::MysqlCheckpointStore;
+use sqlx::AssertSqlSafe;
+
+use crate::support;
+
+const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([0x3c; 32]);
+
+/// The suffixes of the tables a store on `table` creates, `""` for `table` itself.
+const TABLE_SUFFIXES: [&str; 5] = ["", "_retired", "_leases", "_lease_owners", "_parked"];
+
+/// A store with a pool of its own (as another process would have) on `table`.
+async fn store_on(table: &str) -> MysqlCheckpointStore {
+    MysqlCheckpointStore::connect_with(support::connect_options())
+        .await
+        .unwrap()
+        .with_table(table)
+        .unwrap()
+}
+
+/// A migrated store on a table of its own (dropped by [`drop_tables`]).
+async fn store_on_own_table(prefix: &str) -> MysqlCheckpointStore {
+    let store = store_on(&support::unique_ident(prefix)).await;
+    store.migrate().await.unwrap();
+    store
+}
+
+/// Closes the store's pool and drops every table of it.
+async fn drop_tables(store: MysqlCheckpointStore) {
+    store.pool().close().await;
+    let statements: Vec<String> = TABLE_SUFFIXES
+        .iter()
+        .map(|suffix| format!("DROP TABLE `{}{suffix}`", store.table()))
+        .collect();
+    support::admin_sql(&statements).await;
+}
+
+/// Rows of `group` in the store's table, counted by the administrator (not through the
+/// store).
+async fn rows_of(store: &MysqlCheckpointStore, group: &str) -> i64 {
+    let mut admin = support::admin_connection().await;
+    sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM `{}` WHERE group_name = ?",
+        store.table()
+    )))
+    .bind(group)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap()
+}
+
+/// InnoDB's count of deadlocks since the server started (all clients: the tests running
+/// beside this one count too).
+async fn innodb_deadlocks() -> u64 {
+    let mut admin = support::admin_connection().await;
+    let (_, value): (String, String) = sqlx::query_as("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+    value.parse().unwrap()
+}
+
+/// What the zombies of one round did.
+#[derive(Default)]
+struct Zombies {
+    /// Calls that started after retire had returned (all must have been ignored).
+    after_retire: AtomicU64,
+    /// Zombie transactions (two `save_in`s) that InnoDB rolled back as a deadlock's victim:
+    /// the `*_in` methods return that to the caller, whose transaction is gone.
+    deadlocked: AtomicU64,
+}
+
+/// One zombie, on a pool of its own: saves, batches, claims and saves in its own transaction,
+/// to partitions that exist (0..EXISTING) and to new ones, until `stop`. Every save must
+/// succeed (a transaction may be a deadlock's victim, which the caller sees); a claim that
+/// starts after the retire returned must fail with `Retired`.
+async fn zombie(
+    store: MysqlCheckpointStore,
+    group: String,
+    worker: u32,
+    new_partition: Arc<AtomicU32>,
+    retired: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    zombies: Arc<Zombies>,
+) {
+    const EXISTING: u32 = 8;
+    let mut position = 10;
+    let mut step = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        position += 1;
+        step += 1;
+        let after = retired.load(Ordering::SeqCst);
+        let existing = (worker + step) % EXISTING;
+        let fresh = new_partition.fetch_add(1, Ordering::Relaxed);
+        match step % 5 {
+            0 => store
+                .save(&group, "zombie", existing, position)
+                .await
+                .unwrap(),
+            1 => store.save(&group, "zombie", fresh, position).await.unwrap(),
+            2 => store
+                .save_all(
+                    &group,
+                    &[
+                        Checkpoint::new("zombie", existing, position),
+                        Checkpoint::new("zombie", fresh, position),
+                        Checkpoint::new("other", worker, position),
+                    ],
+                )
+                .await
+                .unwrap(),
+            3 => match store
+                .claim(&group, "zombie", fresh, FINGERPRINT, position)
+                .await
+            {
+                Ok(_) => assert!(!after, "a claim after the retire succeeded"),
+                Err(Error::Retired { .. }) => {}
+                Err(other) => panic!("claim: {other:?}"),
+            },
+            _ => {
+                let mut transaction = store.pool().begin().await.unwrap();
+                let saved = async {
+                    store
+                        .save_in(&mut transaction, &group, "zombie", fresh, position)
+                        .await?;
+                    store
+                        .save_in(&mut transaction, &group, "zombie", existing, position)
+                        .await
+                }
+                .await;
+                match saved {
+                    Ok(()) => transaction.commit().await.unwrap(),
+                    Err(error) if error.is_retryable() => {
+                        zombies.deadlocked.fetch_add(1, Ordering::Relaxed);
+                        transaction.rollback().await.unwrap();
+                    }
+                    Err(error) => panic!("save_in: {error:?}"),
+                }
+            }
+        }
+        if after {
+            zombies.after_retire.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    store.pool().close().await;
+}
+
+/// Zombies on pools of their own (as other processes would be) save, batch, claim and save in
+/// their own transactions, on existing and new partitions, while the subscription is retired;
+/// from the moment `retire` returns nothing of it is ever visible (listed, loaded, or counted
+/// in the table by the administrator), and the other subscription in the same batches keeps
+/// being saved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing() {
+    const ROUNDS: usize = 15;
+    const WORKERS: u32 = 8;
+    let store = store_on_own_table("cp_rr").await;
+    let mut retire_times = Vec::new();
+    let mut ignored_after = 0;
+    let mut deadlocked = 0;
+    let deadlocks_before = innodb_deadlocks().await;
+    for round in 0..ROUNDS {
+        let group = fresh_group("retire-race");
+        let seed: Vec<Checkpoint> = (0..8).map(|p| Checkpoint::new("zombie", p, 10)).collect();
+        store.save_all(&group, &seed).await.unwrap();
+        let new_partition = Arc::new(AtomicU32::new(1_000));
+        let retired = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let zombies = Arc::new(Zombies::default());
+        let mut workers = Vec::new();
+        for worker in 0..WORKERS {
+            workers.push(tokio::spawn(zombie(
+                store_on(store.table()).await,
+                group.clone(),
+                worker,
+                Arc::clone(&new_partition),
+                Arc::clone(&retired),
+                Arc::clone(&stop),
+                Arc::clone(&zombies),
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(10 + (round as u64 % 7) * 5)).await;
+        let started = Instant::now();
+        store.retire(&group, "zombie").await.unwrap();
+        retire_times.push(started.elapsed());
+        retired.store(true, Ordering::SeqCst);
+
+        let gone = |listed: &[Checkpoint]| listed.iter().all(|c| c.subscription != "zombie");
+        let listed = store.list(&group).await.unwrap();
+        assert!(gone(&listed), "round {round}: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await; // the zombies go on
+        stop.store(true, Ordering::Relaxed);
+        for worker in workers {
+            worker.await.unwrap();
+        }
+        let listed = store.list(&group).await.unwrap();
+        assert!(gone(&listed), "round {round}: {listed:?}");
+        for partition in [0, 7, 1_000, new_partition.load(Ordering::Relaxed) - 1] {
+            assert_eq!(
+                store.load(&group, "zombie", partition).await.unwrap(),
+                None,
+                "round {round}, partition {partition}"
+            );
+        }
+        // The other subscription of the same batches was saved all along, and the table holds
+        // nothing beyond what the store lists.
+        assert!(listed.iter().any(|c| c.subscription == "other"));
+        assert_eq!(
+            rows_of(&store, &group).await,
+            i64::try_from(listed.len()).unwrap()
+        );
+        assert_eq!(store.retired(&group).await.unwrap(), ["zombie"]);
+        let after = zombies.after_retire.load(Ordering::Relaxed);
+        assert!(after > 0, "round {round}: no zombie call after the retire");
+        ignored_after += after;
+        deadlocked += zombies.deadlocked.load(Ordering::Relaxed);
+    }
+    let deadlocks = innodb_deadlocks().await - deadlocks_before;
+    retire_times.sort();
+    eprintln!(
+        "retire under {WORKERS} zombie pools, {ROUNDS} rounds: median {:?}, max {:?}; \
+         {ignored_after} zombie calls after a retire, all ignored; {deadlocked} zombie \
+         transactions were deadlock victims; InnoDB counted {deadlocks} deadlocks meanwhile \
+         (server-wide)",
+        retire_times[retire_times.len() / 2],
+        retire_times[retire_times.len() - 1],
+    );
+    drop_tables(store).await;
+}
+
+/// start_at racing saves under the same name: it creates every partition or none, and never
+/// moves a checkpoint that a save created (the save's row makes it refuse whole).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn start_at_racing_saves_is_all_or_nothing_and_moves_nothing() {
+    let store = support::store().await;
+    let mut refused = 0;
+    let started = Instant::now();
+    for round in 0..40u64 {
+        let group = fresh_group("start-race");
+        let positions: Vec<(u32, u64)> = (0..16).map(|p| (p, 1_000)).collect();
+        let saver = {
+            let (store, group) = (store.clone(), group.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_micros(200 * (round % 10))).await;
+                store.save(&group, "s", 9, 5).await.unwrap();
+            })
+        };
+        let outcome = store.start_at(&group, "s", &positions).await;
+        saver.await.unwrap();
+        let mut listed = store.list(&group).await.unwrap();
+        listed.sort();
+        match outcome {
+            Ok(()) => {
+                // The save came after: it is behind, so partition 9 stays where start_at put it.
+                let expected: Vec<Checkpoint> =
+                    (0..16).map(|p| Checkpoint::new("s", p, 1_000)).collect();
+                assert_eq!(listed, expected, "round {round}");
+            }
+            Err(Error::Exists { .. }) => {
+                refused += 1;
+                assert_eq!(listed, [Checkpoint::new("s", 9, 5)], "round {round}");
+            }
+            Err(other) => panic!("round {round}: {other:?}"),
+        }
+    }
+    eprintln!(
+        "start_at racing a save: {refused} of 40 refused as Exists, in {:?}",
+        started.elapsed()
+    );
+}
+
+/// Concurrent start_ats of one new name over disjoint partitions: each reads that the name is
+/// free (its locking reads lock the same empty gap), then inserts, and InnoDB finds them
+/// waiting for each other's gap locks: a deadlock, whose victims the store runs again, and
+/// then they see the winner's checkpoints. Exactly one succeeds, every other gets `Exists`
+/// naming the subscription, and the subscription holds exactly the winner's checkpoints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_start_ats_of_one_name_let_exactly_one_through() {
+    const ROUNDS: u32 = 20;
+    const RACERS: u32 = 4;
+    let store = support::store().await;
+    let group = fresh_group("start-ats");
+    let deadlocks_before = innodb_deadlocks().await;
+    let mut times = Vec::new();
+    let started_all = Instant::now();
+    for round in 0..ROUNDS {
+        let name = format!("replay-{round}");
+        let asked: Vec<Vec<(u32, u64)>> = (0..RACERS)
+            .map(|racer| {
+                (0..3)
+                    .map(|i| (racer * 3 + i, 1_000 * u64::from(racer + 1) + u64::from(i)))
+                    .collect()
+            })
+            .collect();
+        let started = Instant::now();
+        let racers: Vec<_> = asked
+            .iter()
+            .cloned()
+            .map(|positions| {
+                let (store, group, name) = (store.clone(), group.clone(), name.clone());
+                tokio::spawn(async move {
+                    let outcome = store.start_at(&group, &name, &positions).await;
+                    (outcome, Instant::now())
+                })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for racer in racers {
+            outcomes.push(racer.await.unwrap());
+        }
+        let slowest = outcomes
+            .iter()
+            .map(|(_, ended)| ended.duration_since(started))
+            .max()
+            .unwrap();
+        times.push(slowest);
+        let winners: Vec<usize> = (0..outcomes.len())
+            .filter(|&racer| outcomes[racer].0.is_ok())
+            .collect();
+        assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+        for (racer, (outcome, _)) in outcomes.iter().enumerate() {
+            match outcome {
+                Ok(()) => {}
+                Err(Error::Exists {
+                    group: refused_group,
+                    subscription,
+                }) => {
+                    assert_eq!(refused_group, &group, "round {round}, racer {racer}");
+                    assert_eq!(subscription, &name, "round {round}, racer {racer}");
+                }
+                Err(other) => panic!("round {round}, racer {racer}: {other:?}"),
+            }
+        }
+        let want: BTreeMap<u32, u64> = asked[winners[0]].iter().copied().collect();
+        let stored: BTreeMap<u32, u64> = store
+            .list(&group)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.subscription == name)
+            .map(|c| (c.partition, c.position))
+            .collect();
+        assert_eq!(stored, want, "round {round}");
+    }
+    let deadlocks = innodb_deadlocks().await - deadlocks_before;
+    times.sort();
+    eprintln!(
+        "{ROUNDS} rounds of {RACERS} concurrent start_ats of one name: exactly one through each \
+         round; a round (until its last caller returned) took median {:?}, max {:?}; {:?} in \
+         all; InnoDB counted {deadlocks} deadlocks meanwhile (server-wide)",
+        times[times.len() / 2],
+        times[times.len() - 1],
+        started_all.elapsed()
+    );
+}
+
+/// Every group, however many, sorted by bytes (not by any collation): 2,000 groups, some of
+/// them only retired, with names that a collation would reorder or merge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_returns_every_group_sorted_by_bytes() {
+    let store = store_on_own_table("cp_groups").await;
+    let mut expected: Vec<String> = (0..2_000).map(|i| format!("g-{i:05}")).collect();
+    expected.extend(
+        [
+            "B", "a", "Z", "é", "e", "_x", "a b", "😀", "ab", "A", "a ", "e\u{301}", "ß", "ss",
+        ]
+        .map(str::to_owned),
+    );
+    let mut connection = store.pool().acquire().await.unwrap();
+    for (index, group) in expected.iter().enumerate() {
+        let batch: Vec<Checkpoint> = (0..3).map(|p| Checkpoint::new("s", p, 1)).collect();
+        store
+            .save_all_in(&mut connection, group, &batch)
+            .await
+            .unwrap();
+        if index % 10 == 0 {
+            store.retire(group, "s").await.unwrap(); // only a tombstone is left
+        }
+    }
+    drop(connection);
+    expected.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    assert_eq!(store.groups().await.unwrap(), expected);
+    drop_tables(store).await;
+}
+
+/// The `*_in` family on a retired subscription, in the caller's transaction: saves are
+/// ignored, a claim is `Retired`, an advance `Moved` with nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_family_obeys_the_tombstone() {
+    let store = support::store().await;
+    let group = fresh_group("retired-in");
+    store.claim(&group, "s", 0, FINGERPRINT, 5).await.unwrap();
+    store.retire(&group, "s").await.unwrap();
+    let mut transaction = store.pool().begin().await.unwrap();
+    store
+        .save_in(&mut transaction, &group, "s", 0, 9)
+        .await
+        .unwrap();
+    store
+        .save_all_in(
+            &mut transaction,
+            &group,
+            &[Checkpoint::new("s", 1, 9), Checkpoint::new("live", 1, 9)],
+        )
+        .await
+        .unwrap();
+    let claimed = store
+        .claim_in(&mut transaction, &group, "s", 2, FINGERPRINT, 0)
+        .await;
+    assert!(matches!(claimed, Err(Error::Retired { .. })), "{claimed:?}");
+    let advanced = store
+        .advance_in(&mut transaction, &group, "s", 0, 5, 6)
+        .await;
+    assert!(
+        matches!(advanced, Err(Error::Moved { current: None, .. })),
+        "{advanced:?}"
+    );
+    assert_eq!(
+        store
+            .load_in(&mut transaction, &group, "s", 0)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store.list_in(&mut transaction, &group).await.unwrap(),
+        [Checkpoint::new("live", 1, 9)]
+    );
+    transaction.commit().await.unwrap();
+    assert_eq!(
+        store.list(&group).await.unwrap(),
+        [Checkpoint::new("live", 1, 9)]
+    );
+    assert_eq!(rows_of(&store, &group).await, 1);
+}
+
+/// start_at is all-or-nothing: a subscription that exists or is retired gets nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_at_refuses_whole() {
+    let store = support::store().await;
+    let group = fresh_group("start-whole");
+    store.save(&group, "s", 3, 7).await.unwrap();
+    let refused = store.start_at(&group, "s", &[(0, 1), (3, 100)]).await;
+    assert!(matches!(refused, Err(Error::Exists { .. })), "{refused:?}");
+    assert_eq!(
+        store.list(&group).await.unwrap(),
+        [Checkpoint::new("s", 3, 7)]
+    );
+    store.retire(&group, "s").await.unwrap();
+    let refused = store.start_at(&group, "s", &[(0, 1)]).await;
+    assert!(matches!(refused, Err(Error::Retired { .. })), "{refused:?}");
+    assert!(store.list(&group).await.unwrap().is_empty());
+    store.purge(&group, "s").await.unwrap();
+    store
+        .start_at(&group, "s", &[(u32::MAX, i64::MAX as u64), (0, 0)])
+        .await
+        .unwrap();
+    let mut listed = store.list(&group).await.unwrap();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            Checkpoint::new("s", 0, 0),
+            Checkpoint::new("s", u32::MAX, i64::MAX as u64)
+        ]
+    );
+}
+
+/// A table name of 48 bytes, the longest accepted, works end to end: every operation of every
+/// trait, on each of the five tables (the longest name the store makes from it, the lease
+/// table's index `<name>_leases_by_owner`, is MySQL's limit of 64). One byte more is refused
+/// with `InvalidInput` before anything is sent, as is anything that is not a plain identifier.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() {
+    let base = support::unique_ident("cp48");
+    assert!(base.len() < 47, "{base}");
+    let table = format!("{base}_{}", "x".repeat(48 - base.len() - 1));
+    assert_eq!(table.len(), 48);
+
+    for name in [format!("{table}y"), "a`b".to_owned(), "1abc".to_owned()] {
+        match support::store().await.with_table(&name).map(drop) {
+            Err(Error::InvalidInput(invalid)) => {
+                assert_eq!(invalid.argument, Argument::Setting("table"), "{name:?}");
+                assert!(
+                    matches!(invalid.reason, InvalidReason::Malformed { .. }),
+                    "{name:?}: {invalid:?}"
+                );
+            }
+            other => panic!("{name:?} was not refused: {other:?}"),
+        }
+    }
+
+    let store = support::store().await.with_table(&table).unwrap();
+    assert_eq!(store.table(), table);
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap();
+    let outcome = async {
+        let group = fresh_group("long-table");
+        // Checkpoints.
+        store.save(&group, "s", 0, 5).await?;
+        store
+            .save_all(
+                &group,
+                &[Checkpoint::new("s", 1, 6), Checkpoint::new("t", 0, 1)],
+            )
+            .await?;
+        assert_eq!(store.load(&group, "s", 1).await?, Some(6));
+        assert_eq!(store.list(&group).await?.len(), 3);
+        assert_eq!(store.claim(&group, "x", 0, FINGERPRINT, 2).await?, 2);
+        store.advance(&group, "x", 0, 2, 3).await?;
+        let mut transaction = store.pool().begin().await.map_err(|error| {
+            Error::backend("mysql", checkpoint_core::Operation::Advance, true, error)
+        })?;
+        store
+            .advance_in(&mut transaction, &group, "x", 0, 3, 4)
+            .await?;
+        store.save_in(&mut transaction, &group, "s", 0, 9).await?;
+        assert_eq!(store.list_in(&mut transaction, &group).await?.len(), 4);
+        transaction.commit().await.map_err(|error| {
+            Error::backend("mysql", checkpoint_core::Operation::Commit, true, error)
+        })?;
+        assert_eq!(store.load(&group, "x", 0).await?, Some(4));
+        // Leases and heartbeats.
+        let lease = Duration::from_secs(5);
+        let acquired = store.acquire(&group, "s", "w", &[0, 1], lease).await?;
+        assert_eq!(acquired.granted.len(), 2);
+        assert_eq!(store.renew(&group, "s", "w", lease).await?.len(), 2);
+        assert_eq!(store.leases(&group, "s").await?.owners.len(), 1);
+        assert_eq!(store.leave(&group, "s", "w").await?, [0, 1]);
+        // Parked entries.
+        let entry = ParkedEntry::new("s", 0, 7, "boom", 3);
+        store.park(&group, &entry).await?;
+        assert_eq!(store.parked(&group).await?.len(), 1);
+        assert!(store.retry_parked(&group, "s", 0, 7).await?);
+        assert!(store.unpark(&group, "s", 0, 7).await?);
+        // The operations API.
+        store.start_at(&group, "new", &[(0, 10)]).await?;
+        store.retire(&group, "t").await?;
+        assert_eq!(store.retired(&group).await?, ["t"]);
+        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
+        store.purge(&group, "t").await?;
+        assert!(store.retired(&group).await?.is_empty());
+        assert_eq!(store.list(&group).await?.len(), 4);
+        Ok::<_, Error>(())
+    }
+    .await;
+
+    // The five tables and the 64-byte index exist under exactly those names.
+    let mut admin = support::admin_connection().await;
+    let mut tables: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE CONCAT(?, '%')",
+    )
+    .bind(&table)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    tables.sort();
+    let mut want: Vec<String> = TABLE_SUFFIXES
+        .iter()
+        .map(|suffix| format!("{table}{suffix}"))
+        .collect();
+    want.sort();
+    let index: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT CAST(INDEX_NAME AS CHAR) FROM information_schema.STATISTICS \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'",
+    )
+    .bind(format!("{table}_leases"))
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    drop(admin);
+    drop_tables(store).await;
+    outcome.unwrap_or_else(|error| panic!("{}", checkpoint_conformance::error_chain(&error)));
+    assert_eq!(tables, want);
+    assert_eq!(index, [format!("{table}_leases_by_owner")]);
+    assert_eq!(index[0].len(), 64);
+}
