@@ -10,6 +10,7 @@ use crate::store_url::StoreUrl;
 #[cfg_attr(
     not(any(
         feature = "postgres",
+        feature = "mysql",
         feature = "sqlite",
         feature = "redis",
         feature = "dynamodb"
@@ -23,6 +24,8 @@ pub(crate) async fn open(
     match url {
         #[cfg(feature = "postgres")]
         StoreUrl::Postgres(url) => postgres(url, options).await,
+        #[cfg(feature = "mysql")]
+        StoreUrl::Mysql(url) => mysql(url, options).await,
         #[cfg(feature = "sqlite")]
         StoreUrl::Sqlite(path) => sqlite(path, options).await,
         #[cfg(feature = "redis")]
@@ -56,6 +59,36 @@ async fn postgres(url: &str, options: &Options) -> Result<Box<dyn Store>, Connec
     })?;
     crate::postgres::probe(&connect_options).await?;
     let mut store = PostgresCheckpointStore::connect_with(connect_options)
+        .await?
+        .with_timeout(options.timeout)?;
+    if let Some(table) = &options.table {
+        store = store.with_table(table)?;
+    }
+    if options.create {
+        store.migrate().await?;
+    }
+    Ok(Box::new(store))
+}
+
+/// MySQL or MariaDB: sqlx's URL (`mysql://` or `mariadb://`, `ssl-mode`, ...), probed first
+/// as PostgreSQL is, so that a refused connection says why.
+#[cfg(feature = "mysql")]
+async fn mysql(url: &str, options: &Options) -> Result<Box<dyn Store>, ConnectError> {
+    use std::str::FromStr;
+
+    use checkpoint_mysql::MysqlCheckpointStore;
+    use sqlx::mysql::MySqlConnectOptions;
+
+    let connect_options = MySqlConnectOptions::from_str(url).map_err(|error| {
+        checkpoint_core::Error::backend(
+            checkpoint_mysql::BACKEND,
+            checkpoint_core::Operation::Connect,
+            false,
+            error,
+        )
+    })?;
+    crate::mysql::probe(&connect_options).await?;
+    let mut store = MysqlCheckpointStore::connect_with(connect_options)
         .await?
         .with_timeout(options.timeout)?;
     if let Some(table) = &options.table {

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 /// The store URLs [`StoreUrl::parse`](crate::StoreUrl::parse) accepts, in words: for a
 /// program's own messages.
-pub const ACCEPTED_URLS: &str = "postgres://…, postgresql://…, redis://…, rediss://…, several redis:// URLs \
-                        for a cluster, dynamodb://TABLE or sqlite:PATH";
+pub const ACCEPTED_URLS: &str = "postgres://…, postgresql://…, mysql://…, mariadb://…, redis://…, \
+                        rediss://…, several redis:// URLs for a cluster, dynamodb://TABLE or \
+                        sqlite:PATH";
 
 /// A URL that names no store (see the crate doc). The message shows the URL's scheme at most:
 /// the rest may hold a password.
@@ -18,7 +19,7 @@ pub enum UrlError {
     /// The scheme is none of the accepted ones.
     #[error("unsupported store URL {scheme}: expected {ACCEPTED_URLS}")]
     UnknownScheme {
-        /// How the URL starts (`mysql://`), or `without a scheme`.
+        /// How the URL starts (`oracle://`), or `without a scheme`.
         scheme: String,
     },
     /// The URL does not parse.

@@ -6,13 +6,16 @@
 //! | --- | --- | --- |
 //! | `sqlite:PATH` (also `sqlite://PATH`) | a SQLite database file | `sqlite` |
 //! | `postgres://…`, `postgresql://…` | PostgreSQL (sqlx's URL: `sslmode`, `options`, ...) | `postgres` |
+//! | `mysql://…`, `mariadb://…` | MySQL or MariaDB (sqlx's URL: `ssl-mode`, `socket`, ...) | `mysql` |
 //! | `redis://…`, `rediss://…` | one Redis server (`rediss://` with `tls`) | `redis` |
 //! | several `redis://` URLs, or one value with them comma-separated | a Redis Cluster, through any of its nodes | `redis` |
 //! | `dynamodb://TABLE` | DynamoDB; endpoint, region and credentials from the AWS environment | `dynamodb` |
 //!
 //! One format per backend. DynamoDB takes the table only: the rest is what every AWS tool
 //! reads (`AWS_REGION`, `AWS_ENDPOINT_URL_DYNAMODB` for an emulator, the credential chain), so
-//! no key is ever written in a URL. The PostgreSQL and Redis URLs are their client's own.
+//! no key is ever written in a URL. The PostgreSQL, MySQL and Redis URLs are their client's own
+//! (`mariadb://` is the same URL as `mysql://`, for MariaDB; TLS, `sslmode=require` or
+//! `ssl-mode=required`, needs the `tls` feature).
 //!
 //! No backend is built by default: a program turns on the features of the stores it opens
 //! and compiles no other client. A URL of a backend left out still parses, and [`open`]
@@ -36,8 +39,9 @@
 //! ```
 //!
 //! What is opened is exactly what the backend crate's constructors give (`connect`,
-//! `open_with`, `with_timeout`, `with_table`, `with_key_prefix`); nothing is created unless
-//! [`Options::create`] asks for it (`migrate`, `create_table`, a new SQLite file).
+//! `connect_with`, `open_with`, `with_timeout`, `with_table`, `with_key_prefix`); nothing is
+//! created unless [`Options::create`] asks for it (`migrate`, `create_table`, a new SQLite
+//! file).
 //!
 //! # Secrets
 //!
@@ -48,6 +52,8 @@
 
 mod backends;
 mod error;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 mod open;
 mod options;
 #[cfg(feature = "postgres")]

@@ -52,6 +52,8 @@ mod tests {
                 "postgres",
                 cfg!(feature = "postgres"),
             ),
+            ("mysql://u:hunter2@h/db", "mysql", cfg!(feature = "mysql")),
+            ("mariadb://u:hunter2@h/db", "mysql", cfg!(feature = "mysql")),
             ("redis://:hunter2@h", "redis", cfg!(feature = "redis")),
             ("dynamodb://t", "dynamodb", cfg!(feature = "dynamodb")),
             (

@@ -9,8 +9,8 @@ use crate::store_url::StoreUrl;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
-    /// PostgreSQL's and SQLite's table (`table` or `schema.table`); the backend's default
-    /// when `None`. DynamoDB's table is in its URL.
+    /// PostgreSQL's, MySQL's and SQLite's table (`table`, or `schema.table` on PostgreSQL);
+    /// the backend's default when `None`. DynamoDB's table is in its URL.
     pub table: Option<String>,
     /// Redis's key prefix; the backend's default when `None`.
     pub key_prefix: Option<String>,
@@ -40,7 +40,7 @@ impl Options {
         Self::default()
     }
 
-    /// Uses the table `name` (PostgreSQL, SQLite).
+    /// Uses the table `name` (PostgreSQL, MySQL, SQLite).
     pub fn table(mut self, name: impl Into<String>) -> Self {
         self.table = Some(name.into());
         self
@@ -67,7 +67,8 @@ impl Options {
 
 impl Options {
     /// Checks, before any request, that the store `url` names has the settings given: a
-    /// table for PostgreSQL and SQLite, a key prefix for Redis. [`open`](crate::open) checks it first.
+    /// table for PostgreSQL, MySQL and SQLite, a key prefix for Redis. [`open`](crate::open)
+    /// checks it first.
     ///
     /// # Errors
     ///
@@ -82,12 +83,15 @@ impl Options {
 
 /// `table` and `key_prefix` where the backend has them.
 fn check_settings(url: &StoreUrl, options: &Options) -> Result<(), ConnectError> {
-    let takes_table = matches!(url, StoreUrl::Postgres(_) | StoreUrl::Sqlite(_));
+    let takes_table = matches!(
+        url,
+        StoreUrl::Postgres(_) | StoreUrl::Mysql(_) | StoreUrl::Sqlite(_)
+    );
     let takes_prefix = matches!(url, StoreUrl::Redis(_) | StoreUrl::RedisCluster(_));
     if options.table.is_some() && !takes_table {
         return Err(ConnectError::Setting {
             setting: "table",
-            backends: "PostgreSQL and SQLite",
+            backends: "PostgreSQL, MySQL and SQLite",
             backend: url.backend(),
         });
     }
@@ -108,14 +112,17 @@ mod tests {
     #[test]
     fn each_setting_belongs_to_its_backends() {
         let postgres = StoreUrl::Postgres("postgres://h/db".into());
+        let mysql = StoreUrl::Mysql("mysql://h/db".into());
         let redis = StoreUrl::Redis("redis://h".into());
         let dynamodb = StoreUrl::DynamoDb("t".into());
         assert!(check_settings(&postgres, &Options::new().table("app.cp")).is_ok());
+        assert!(check_settings(&mysql, &Options::new().table("cp")).is_ok());
         assert!(check_settings(&redis, &Options::new().key_prefix("cp")).is_ok());
         for (url, options) in [
             (&redis, Options::new().table("t")),
             (&dynamodb, Options::new().table("t")),
             (&postgres, Options::new().key_prefix("cp")),
+            (&mysql, Options::new().key_prefix("cp")),
         ] {
             let error = check_settings(url, &options).unwrap_err();
             assert!(

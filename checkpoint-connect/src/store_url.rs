@@ -3,6 +3,7 @@
 //! | URL | store |
 //! | --- | --- |
 //! | `postgres://…`, `postgresql://…` | PostgreSQL |
+//! | `mysql://…`, `mariadb://…` | MySQL or MariaDB |
 //! | `redis://…`, `rediss://…` | one Redis server |
 //! | several `redis://` URLs (`--url` repeated, or comma-separated) | a Redis Cluster, through any of its nodes |
 //! | `dynamodb://TABLE` | DynamoDB, endpoint, region and credentials from the AWS environment |
@@ -22,6 +23,8 @@ use crate::redact;
 pub enum StoreUrl {
     /// PostgreSQL at this URL.
     Postgres(String),
+    /// MySQL or MariaDB at this URL (`mysql://` or `mariadb://`).
+    Mysql(String),
     /// One Redis server at this URL.
     Redis(String),
     /// A Redis Cluster through these node URLs.
@@ -82,6 +85,10 @@ impl StoreUrl {
             check_parses(url)?;
             return Ok(StoreUrl::Postgres(url.to_owned()));
         }
+        if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            check_parses(url)?;
+            return Ok(StoreUrl::Mysql(url.to_owned()));
+        }
         if is_redis(url) {
             check_parses(url)?;
             return Ok(StoreUrl::Redis(url.to_owned()));
@@ -91,11 +98,12 @@ impl StoreUrl {
         })
     }
 
-    /// The backend's name, as in its crate's `BACKEND` (`"postgres"`, `"redis"`, ...),
-    /// whether or not this build has it.
+    /// The backend's name, as in its crate's `BACKEND` (`"postgres"`, `"mysql"`, `"redis"`,
+    /// ...), whether or not this build has it.
     pub fn backend(&self) -> &'static str {
         match self {
             StoreUrl::Postgres(_) => "postgres",
+            StoreUrl::Mysql(_) => "mysql",
             StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) => "redis",
             StoreUrl::DynamoDb(_) => "dynamodb",
             StoreUrl::Sqlite(_) => "sqlite",
@@ -107,6 +115,7 @@ impl StoreUrl {
     pub fn missing_feature(&self) -> Option<&'static str> {
         let backend_built = match self {
             StoreUrl::Postgres(_) => cfg!(feature = "postgres"),
+            StoreUrl::Mysql(_) => cfg!(feature = "mysql"),
             StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) => cfg!(feature = "redis"),
             StoreUrl::DynamoDb(_) => cfg!(feature = "dynamodb"),
             StoreUrl::Sqlite(_) => cfg!(feature = "sqlite"),
@@ -121,7 +130,7 @@ impl StoreUrl {
     }
 
     /// Whether the store is reached over TLS that only the `tls` feature builds: a
-    /// `rediss://` URL (PostgreSQL's `sslmode` is sqlx's to refuse).
+    /// `rediss://` URL (PostgreSQL's `sslmode` and MySQL's `ssl-mode` are sqlx's to refuse).
     pub fn needs_tls(&self) -> bool {
         match self {
             StoreUrl::Redis(url) => url.starts_with("rediss://"),
@@ -134,6 +143,8 @@ impl StoreUrl {
     pub fn scheme(&self) -> &'static str {
         match self {
             StoreUrl::Postgres(_) => "postgres://",
+            StoreUrl::Mysql(url) if url.starts_with("mariadb://") => "mariadb://",
+            StoreUrl::Mysql(_) => "mysql://",
             StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) if self.needs_tls() => "rediss://",
             StoreUrl::Redis(_) | StoreUrl::RedisCluster(_) => "redis://",
             StoreUrl::DynamoDb(_) => "dynamodb://",
@@ -145,7 +156,7 @@ impl StoreUrl {
     pub fn display(&self) -> String {
         let shown = |url: &String| redact::display_url(url).unwrap_or_else(|| "<url>".into());
         match self {
-            StoreUrl::Postgres(url) | StoreUrl::Redis(url) => shown(url),
+            StoreUrl::Postgres(url) | StoreUrl::Mysql(url) | StoreUrl::Redis(url) => shown(url),
             StoreUrl::RedisCluster(urls) => urls.iter().map(shown).collect::<Vec<_>>().join(","),
             StoreUrl::DynamoDb(table) => format!("dynamodb://{table}"),
             StoreUrl::Sqlite(path) => format!("sqlite:{}", path.display()),
@@ -155,7 +166,9 @@ impl StoreUrl {
     /// Every credential in the URLs, to remove from anything printed.
     pub fn secrets(&self) -> Vec<String> {
         match self {
-            StoreUrl::Postgres(url) | StoreUrl::Redis(url) => redact::secrets_of(url),
+            StoreUrl::Postgres(url) | StoreUrl::Mysql(url) | StoreUrl::Redis(url) => {
+                redact::secrets_of(url)
+            }
             StoreUrl::RedisCluster(urls) => {
                 let mut secrets: Vec<String> =
                     urls.iter().flat_map(|u| redact::secrets_of(u)).collect();
@@ -230,7 +243,7 @@ pub fn check_parses(url: &str) -> Result<(), UrlError> {
         })
 }
 
-/// The scheme of `url` for a message (`"mysql://"`), never more of it.
+/// The scheme of `url` for a message (`"oracle://"`), never more of it.
 pub fn scheme_for_message(url: &str) -> String {
     match url.split_once(':') {
         Some((scheme, _))
@@ -265,6 +278,18 @@ mod tests {
             StoreUrl::Postgres("postgres://u@h/db".into())
         );
         assert_eq!(parse(&["postgresql://h/db"]).unwrap().backend(), "postgres");
+        assert_eq!(
+            parse(&["mysql://root@h:3306/db"]).unwrap(),
+            StoreUrl::Mysql("mysql://root@h:3306/db".into())
+        );
+        assert_eq!(parse(&["mysql://h/db"]).unwrap().backend(), "mysql");
+        assert_eq!(parse(&["mysql://h/db"]).unwrap().scheme(), "mysql://");
+        assert_eq!(
+            parse(&["mariadb://h/db"]).unwrap(),
+            StoreUrl::Mysql("mariadb://h/db".into())
+        );
+        assert_eq!(parse(&["mariadb://h/db"]).unwrap().backend(), "mysql");
+        assert_eq!(parse(&["mariadb://h/db"]).unwrap().scheme(), "mariadb://");
         assert_eq!(
             parse(&["redis://h:6379"]).unwrap(),
             StoreUrl::Redis("redis://h:6379".into())
@@ -310,9 +335,11 @@ mod tests {
     #[test]
     fn bad_urls_are_usage_errors_that_never_show_the_url() {
         for values in [
-            &["mysql://root:hunter2@h/db"][..],
+            &["oracle://root:hunter2@h/db"][..],
             &["hunter2"],
             &["postgres://u:hunter2@h:notaport/db"],
+            &["mysql://u:hunter2@h:notaport/db"],
+            &["redis://a:1", "mysql://u:hunter2@h/db"],
             &["redis://a:1", "postgres://u:hunter2@h/db"],
             &["dynamodb://"],
             &["dynamodb://t?endpoint=x"],
@@ -322,14 +349,14 @@ mod tests {
             let error = parse(values).unwrap_err().to_string();
             assert!(!error.contains("hunter2"), "{error}");
         }
-        let error = parse(&["mysql://root:hunter2@h/db"]).unwrap_err();
+        let error = parse(&["oracle://root:hunter2@h/db"]).unwrap_err();
         assert_eq!(
             error,
             UrlError::UnknownScheme {
-                scheme: "mysql://".into()
+                scheme: "oracle://".into()
             }
         );
-        assert!(error.to_string().contains("mysql://"), "{error}");
+        assert!(error.to_string().contains("oracle://"), "{error}");
     }
 
     #[test]
@@ -338,5 +365,14 @@ mod tests {
         assert_eq!(target.display(), "redis://a:1,redis://b:2");
         assert!(!format!("{target:?}").contains("hunter2"));
         assert_eq!(target.secrets(), vec!["hunter2".to_owned()]);
+        for url in [
+            "mysql://app:hunter2@db:3306/prod",
+            "mariadb://app:hunter2@db:3306/prod",
+        ] {
+            let target = parse(&[url]).unwrap();
+            assert_eq!(target.display(), url.replace(":hunter2", ""));
+            assert!(!format!("{target:?}").contains("hunter2"));
+            assert_eq!(target.secrets(), vec!["hunter2".to_owned()]);
+        }
     }
 }

@@ -24,9 +24,10 @@ pub struct Cli {
 /// The store: its URL and settings.
 #[derive(Debug, Args)]
 pub struct StoreArgs {
-    /// The store: postgres://…, redis://… or rediss://…, several redis:// URLs (repeat --url or
-    /// separate them with commas) for a Redis Cluster, dynamodb://TABLE (endpoint, region and
-    /// credentials from the AWS environment), or sqlite:PATH.
+    /// The store: postgres://…, mysql://… (or mariadb://…), redis://… or rediss://…, several
+    /// redis:// URLs (repeat --url or separate them with commas) for a Redis Cluster,
+    /// dynamodb://TABLE (endpoint, region and credentials from the AWS environment), or
+    /// sqlite:PATH.
     #[arg(
         long = "url",
         env = "CHECKPOINT_URL",
@@ -36,7 +37,8 @@ pub struct StoreArgs {
     )]
     pub urls: Vec<String>,
 
-    /// The table (PostgreSQL: `table` or `schema.table`; SQLite), when it is not `checkpoints`.
+    /// The table (PostgreSQL: `table` or `schema.table`; MySQL; SQLite), when it is not
+    /// `checkpoints`.
     #[arg(long, global = true, value_name = "NAME")]
     pub table: Option<String>,
 

@@ -19,7 +19,7 @@ pub use checkpoint_connect::postgres::probe as probe_postgres;
 /// The settings a store takes beside its URL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// `--table`: PostgreSQL's and SQLite's table.
+    /// `--table`: PostgreSQL's, MySQL's and SQLite's table.
     pub table: Option<String>,
     /// `--key-prefix`: Redis's key prefix.
     pub key_prefix: Option<String>,
@@ -150,12 +150,18 @@ mod tests {
         let dynamodb = Target::DynamoDb("t".into());
         let redis = Target::Redis("redis://127.0.0.1:1".into());
         let postgres = Target::Postgres("postgres://127.0.0.1:1/db".into());
+        let mysql = Target::Mysql("mysql://127.0.0.1:1/db".into());
         for (target, settings, message) in [
             (
                 &dynamodb,
                 settings(Some("t"), None),
-                "--table is for PostgreSQL and SQLite, not dynamodb: its table is in the URL, \
-                 dynamodb://TABLE",
+                "--table is for PostgreSQL, MySQL and SQLite, not dynamodb: its table is in the \
+                 URL, dynamodb://TABLE",
+            ),
+            (
+                &mysql,
+                settings(None, Some("cp")),
+                "--key-prefix is for Redis, not mysql",
             ),
             (
                 &dynamodb,
@@ -165,7 +171,7 @@ mod tests {
             (
                 &redis,
                 settings(Some("t"), None),
-                "--table is for PostgreSQL and SQLite, not redis",
+                "--table is for PostgreSQL, MySQL and SQLite, not redis",
             ),
             (
                 &postgres,

@@ -146,6 +146,11 @@ const POSTGRES_MISSING_TABLE: &str = "the table does not exist, and the checkpoi
      creates one: create it with the application's store (PostgresCheckpointStore::migrate) or \
      the DDL in the checkpoint-postgres crate doc, or give --table if the application uses \
      another table";
+/// As [`POSTGRES_MISSING_TABLE`], for MySQL and MariaDB.
+const MYSQL_MISSING_TABLE: &str = "the table does not exist, and the checkpoint command never \
+     creates one: create it with the application's store (MysqlCheckpointStore::migrate) or the \
+     DDL in the checkpoint-mysql crate doc, or give --table if the application uses another \
+     table";
 /// As [`POSTGRES_MISSING_TABLE`], for DynamoDB.
 const DYNAMODB_MISSING_TABLE: &str = "the table the URL names (dynamodb://TABLE) does not exist \
      in this region at this endpoint, and the checkpoint command never creates one: create it \
@@ -154,15 +159,18 @@ const DYNAMODB_MISSING_TABLE: &str = "the table the URL names (dynamodb://TABLE)
 
 /// The advice for `error` when it says the store's table does not exist, from the client
 /// library's typed error in its source chain: PostgreSQL's SQLSTATE 42P01 (undefined_table),
-/// DynamoDB's `ResourceNotFoundException`.
+/// MySQL's 42S02 (`ER_NO_SUCH_TABLE`), DynamoDB's `ResourceNotFoundException`.
 fn missing_table(error: &Error) -> Option<&'static str> {
     let Error::Backend { backend, .. } = error else {
         return None;
     };
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        if *backend == checkpoint_postgres::BACKEND && is_undefined_table(cause) {
+        if *backend == checkpoint_postgres::BACKEND && has_sqlstate(cause, "42P01") {
             return Some(POSTGRES_MISSING_TABLE);
+        }
+        if *backend == checkpoint_mysql::BACKEND && has_sqlstate(cause, "42S02") {
+            return Some(MYSQL_MISSING_TABLE);
         }
         if *backend == checkpoint_dynamodb::BACKEND && cause.is::<ResourceNotFoundException>() {
             return Some(DYNAMODB_MISSING_TABLE);
@@ -172,12 +180,13 @@ fn missing_table(error: &Error) -> Option<&'static str> {
     None
 }
 
-fn is_undefined_table(cause: &(dyn std::error::Error + 'static)) -> bool {
+/// Whether `cause` is sqlx's error of a database that answered with SQLSTATE `sqlstate`.
+fn has_sqlstate(cause: &(dyn std::error::Error + 'static), sqlstate: &str) -> bool {
     cause
         .downcast_ref::<sqlx::Error>()
         .and_then(sqlx::Error::as_database_error)
         .and_then(|database| database.code())
-        .is_some_and(|code| code == "42P01")
+        .is_some_and(|code| code == sqlstate)
 }
 
 /// The error and its sources, joined with `: `, skipping a source whose text its parent

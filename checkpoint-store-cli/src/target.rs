@@ -4,6 +4,7 @@
 //! | URL | store |
 //! | --- | --- |
 //! | `postgres://…`, `postgresql://…` | PostgreSQL |
+//! | `mysql://…`, `mariadb://…` | MySQL or MariaDB |
 //! | `redis://…`, `rediss://…` | one Redis server |
 //! | several `redis://` URLs (`--url` repeated, or comma-separated) | a Redis Cluster, through any of its nodes |
 //! | `dynamodb://TABLE` | DynamoDB, endpoint, region and credentials from the AWS environment |

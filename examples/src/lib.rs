@@ -6,6 +6,7 @@
 //! | `sqlite:<path>` | the embedded SQLite store on a file (created if missing) | always built |
 //! | `memory` | in process memory (lost when the process exits) | always built |
 //! | `postgres://…` | PostgreSQL | `postgres` |
+//! | `mysql://…`, `mariadb://…` | MySQL or MariaDB | `mysql` |
 //! | `redis://…` | Redis (`rediss://` with `tls` too) | `redis` |
 //! | `dynamodb://TABLE` | DynamoDB, or an emulator: endpoint, region and credentials from the AWS environment (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`, ...) | `dynamodb` |
 //!
@@ -16,13 +17,14 @@
 //!
 //! A plain build has SQLite and the in-memory store only, so the README's first command
 //! (`cargo run -p checkpoint-examples --bin quickstart`) compiles no other client library.
-//! Every other backend is one feature away: `postgres`, `redis`, `dynamodb`; the quick start's
-//! log ([`log`]) in PostgreSQL or NATS JetStream instead of SQLite is `source-postgres` or
-//! `source-nats` (`--source postgres://…`, `--source nats://…`); `kit` adds the conformance kit
-//! (for `custom_backend`), and `all` turns on all of them:
+//! Every other backend is one feature away: `postgres`, `mysql`, `redis`, `dynamodb`; the quick
+//! start's log ([`log`]) in PostgreSQL or NATS JetStream instead of SQLite is `source-postgres`
+//! or `source-nats` (`--source postgres://…`, `--source nats://…`); `kit` adds the conformance
+//! kit (for `custom_backend`), and `all` turns on all of them:
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
+//! cargo run -p checkpoint-examples --features mysql --bin quickstart -- --store mysql://root@127.0.0.1:3306/test
 //! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! cargo run -p checkpoint-examples --features kit --bin custom_backend
@@ -91,11 +93,13 @@ impl From<ConnectError> for OpenStoreError {
 }
 
 /// Whether this package's own feature `feature` is on. The examples' feature names are
-/// checkpoint-connect's (`postgres`, `redis`, `dynamodb`, `tls`); the examples check their
-/// own, since in a workspace build another package may have turned checkpoint-connect's on.
+/// checkpoint-connect's (`postgres`, `mysql`, `redis`, `dynamodb`, `tls`); the examples check
+/// their own, since in a workspace build another package may have turned checkpoint-connect's
+/// on.
 fn built_here(feature: &str) -> bool {
     const FEATURES: &[(&str, bool)] = &[
         ("postgres", cfg!(feature = "postgres")),
+        ("mysql", cfg!(feature = "mysql")),
         ("redis", cfg!(feature = "redis")),
         ("dynamodb", cfg!(feature = "dynamodb")),
         ("tls", cfg!(feature = "tls")),
@@ -245,6 +249,18 @@ mod tests {
                 cfg!(feature = "postgres"),
             ),
             (
+                "mysql://u:hunter2@h/db",
+                "mysql://",
+                "mysql",
+                cfg!(feature = "mysql"),
+            ),
+            (
+                "mariadb://u:hunter2@h/db",
+                "mariadb://",
+                "mysql",
+                cfg!(feature = "mysql"),
+            ),
+            (
                 "redis://:hunter2@h",
                 "redis://",
                 "redis",
@@ -278,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_string_that_names_no_store_is_invalid_input() {
-        let error = check_store("mysql://h/db").unwrap_err();
+        let error = check_store("oracle://h/db").unwrap_err();
         assert!(
             matches!(error, OpenStoreError::Url(UrlError::UnknownScheme { .. })),
             "{error:?}"

@@ -1,12 +1,12 @@
 //! The lease handover example as a test: worker processes killed, frozen, stopped gracefully
-//! and joined by new ones, on SQLite always, on PostgreSQL and Redis when their features are
-//! on; and the same with every checkpoint write slowed to 700 ms (`--write-delay-ms`), on
+//! and joined by new ones, on SQLite always, on PostgreSQL, MySQL and Redis when their features
+//! are on; and the same with every checkpoint write slowed to 700 ms (`--write-delay-ms`), on
 //! SQLite and Redis: a slow store must cost no live worker its leases (issue 29: the renew
 //! waited behind a handover's final write). Each case runs the built example binary and reads
 //! its `key=value` summary.
 //!
 //! A case whose feature is on needs its server: it fails, naming the variable, when the
-//! variable is unset. `scripts/test.sh` runs the PostgreSQL and Redis cases with
+//! variable is unset. `scripts/test.sh` runs the PostgreSQL, MySQL and Redis cases with
 //! `--features all` and the servers' variables set.
 //!
 //! The cases run in parallel (each in its own group, its own files), as many at once as the
@@ -170,7 +170,7 @@ fn check_losses(summary: &BTreeMap<String, String>, write_delay_ms: u64) {
 }
 
 /// The server's URL from `variable`; a case whose feature is on fails without it.
-#[cfg(any(feature = "postgres", feature = "redis"))]
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "redis"))]
 fn server(variable: &str, feature: &str) -> String {
     std::env::var(variable).unwrap_or_else(|_| {
         panic!(
@@ -189,6 +189,12 @@ fn on_sqlite() {
 #[test]
 fn on_postgres() {
     run_example("postgres", Some(&server("DATABASE_URL", "postgres")), 0);
+}
+
+#[cfg(feature = "mysql")]
+#[test]
+fn on_mysql() {
+    run_example("mysql", Some(&server("MYSQL_URL", "mysql")), 0);
 }
 
 #[cfg(feature = "redis")]

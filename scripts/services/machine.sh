@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the servers this kind of machine runs for every session (PostgreSQL on
-# 127.0.0.1:5432, Redis on 127.0.0.1:6379, NATS with JetStream on 127.0.0.1:4222) are up, starting them with the same commands the
-# machine uses when they are down. Prints nothing on stdout.
+# 127.0.0.1:5432, MariaDB on 127.0.0.1:3306, Redis on 127.0.0.1:6379, NATS with JetStream on
+# 127.0.0.1:4222) are up, starting them with the same commands the machine uses when they are
+# down. Prints nothing on stdout.
 set -euo pipefail
 
 log() { echo "machine services: $*" >&2; }
@@ -21,6 +22,11 @@ up() {
     log "PostgreSQL is down; starting it"
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start
     wait_for PostgreSQL pg_isready -h 127.0.0.1 -p 5432 -q
+  fi
+  if ! mysqladmin -uroot -h127.0.0.1 -P3306 ping >/dev/null 2>&1; then
+    log "MariaDB is down; starting it"
+    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+    wait_for MariaDB mysqladmin -uroot -h127.0.0.1 -P3306 ping
   fi
   if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
     log "Redis is down; starting it"

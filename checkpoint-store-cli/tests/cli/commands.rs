@@ -228,6 +228,7 @@ macro_rules! every_command {
 
 every_command! {
     postgres: Backend::Postgres,
+    mysql: Backend::Mysql,
     sqlite: Backend::Sqlite,
     redis: Backend::Redis,
     redis_cluster: Backend::RedisCluster,

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `support` | running the binary, the stores prepared for it |
 //! | `usage` | the command line, bad URLs, unreachable servers, timeouts |
-//! | `missing` | a SQLite file, a PostgreSQL or DynamoDB table that does not exist yet |
+//! | `missing` | a SQLite file, a PostgreSQL, MySQL or DynamoDB table that does not exist yet |
 //! | `commands` | every command on every backend |
 //! | `leases` | `leases` on every backend, over leases the test acquires |
 //! | `lag` | `status --source`: head and lag from SQLite and PostgreSQL logs, bad source URLs |

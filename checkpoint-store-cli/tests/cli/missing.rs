@@ -3,7 +3,8 @@
 
 use crate::support::{TempDir, cli, dynamodb_env, fresh_group, required};
 
-/// A table name of this test's own, valid on PostgreSQL and DynamoDB, that nothing creates.
+/// A table name of this test's own, valid on PostgreSQL, MySQL and DynamoDB, that nothing
+/// creates.
 fn missing_table() -> String {
     fresh_group("missing").replace('-', "_")
 }
@@ -44,6 +45,30 @@ fn a_missing_postgres_table_says_how_to_create_it() {
                 "the table does not exist, and the checkpoint command never creates one: create \
                  it with the application's store (PostgresCheckpointStore::migrate) or the DDL \
                  in the checkpoint-postgres crate doc, or give --table"
+            ),
+            "{output:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_mysql_table_says_how_to_create_it() {
+    let url = required("MYSQL_URL");
+    let table = missing_table();
+    for command in [&["groups"][..], &["list", "g"]] {
+        let mut args = command.to_vec();
+        args.extend(["--url", &url, "--table", &table]);
+        let output = cli(&args, &[]);
+        let line = output.error(1);
+        assert!(
+            line.contains(&format!("{table}' doesn't exist")),
+            "{output:#?}"
+        );
+        assert!(
+            line.contains(
+                "the table does not exist, and the checkpoint command never creates one: create \
+                 it with the application's store (MysqlCheckpointStore::migrate) or the DDL in \
+                 the checkpoint-mysql crate doc, or give --table"
             ),
             "{output:#?}"
         );

@@ -339,6 +339,7 @@ macro_rules! every_backend {
 
 every_backend! {
     postgres: Backend::Postgres,
+    mysql: Backend::Mysql,
     sqlite: Backend::Sqlite,
     redis: Backend::Redis,
     redis_cluster: Backend::RedisCluster,

@@ -61,6 +61,48 @@ async fn a_postgres_password_is_never_printed() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mysql_password_is_never_printed() {
+    // The local server's root has no password: one in the URL is refused (access denied),
+    // and the error must not show it.
+    let fixture = Fixture::new(Backend::Mysql).await;
+    let url = required("MYSQL_URL");
+    let with_password = url.replacen("://root@", &format!("://root:{PASSWORD}@"), 1);
+    assert_ne!(url, with_password, "MYSQL_URL has the user root: {url}");
+    let group = fresh_group("cli-secret");
+    fixture
+        .store
+        .save_all(&group, &[Checkpoint::new("s", 0, 1)])
+        .await
+        .unwrap();
+    let g = group.as_str();
+    for args in [&["groups"][..], &["list", g], &["retire", g, "s", "--yes"]] {
+        let mut all = vec!["--url", with_password.as_str()];
+        all.extend_from_slice(args);
+        let output = cli(&all, &[]);
+        let line = output.error(1);
+        assert!(line.contains("Access denied"), "{output:#?}");
+        assert!(!output.printed(PASSWORD), "{args:?}: {output:#?}");
+    }
+    for scheme in ["mysql", "mariadb"] {
+        let output = cli(
+            &[
+                "groups",
+                "--url",
+                &format!("{scheme}://u:pw%40Never%2FPrinted@127.0.0.1:1/db"),
+            ],
+            &[],
+        );
+        output.error(1);
+        assert!(
+            !output.printed("pw%40Never") && !output.printed("pw@Never"),
+            "{output:#?}"
+        );
+    }
+    // The store was not touched by the refused runs.
+    assert_eq!(fixture.store.load(g, "s", 0).await.unwrap(), Some(1));
+}
+
 #[test]
 fn a_redis_password_the_server_refuses_is_never_printed() {
     let url = required("REDIS_URL");

@@ -1,7 +1,7 @@
 //! Running the built `checkpoint` binary, and the stores the tests prepare for it.
 //!
 //! Each backend's server comes from its environment variable, read at run time:
-//! `DATABASE_URL`, `REDIS_URL`, `REDIS_CLUSTER_URLS` (comma-separated) and
+//! `DATABASE_URL`, `MYSQL_URL`, `REDIS_URL`, `REDIS_CLUSTER_URLS` (comma-separated) and
 //! `DYNAMODB_ENDPOINT`, as `scripts/test.sh` sets them; SQLite uses a file in a temporary
 //! directory. A test whose variable is not set fails and names it: it never passes without its
 //! server.
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use checkpoint_dynamodb::DynamoDbCheckpointStore;
+use checkpoint_mysql::MysqlCheckpointStore;
 use checkpoint_postgres::PostgresCheckpointStore;
 use checkpoint_sqlite::SqliteCheckpointStore;
 use checkpoint_store_cli::connect::{Settings, Store, connect};
@@ -114,6 +115,8 @@ pub fn required(var: &str) -> String {
 pub enum Backend {
     /// `DATABASE_URL`.
     Postgres,
+    /// `MYSQL_URL`.
+    Mysql,
     /// A file in a temporary directory.
     Sqlite,
     /// `REDIS_URL`.
@@ -149,6 +152,15 @@ impl Fixture {
                     .await
                     .expect("DATABASE_URL reachable");
                 store.migrate().await.expect("migrate");
+                url
+            }
+            Backend::Mysql => {
+                let url = required("MYSQL_URL");
+                let store = MysqlCheckpointStore::connect(&url)
+                    .await
+                    .expect("MYSQL_URL reachable");
+                store.migrate().await.expect("migrate");
+                store.pool().close().await;
                 url
             }
             Backend::Sqlite => {

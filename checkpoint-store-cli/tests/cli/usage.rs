@@ -48,9 +48,9 @@ fn a_wrong_command_line_is_one_line_and_exit_code_2() {
 #[test]
 fn no_url_and_unknown_schemes_are_usage_errors() {
     assert!(cli(&["groups"], &[]).error(2).contains("--url"));
-    let output = cli(&["groups", "--url", "mysql://root:hunter2@db/prod"], &[]);
+    let output = cli(&["groups", "--url", "oracle://root:hunter2@db/prod"], &[]);
     assert!(
-        output.error(2).contains("unsupported store URL mysql://"),
+        output.error(2).contains("unsupported store URL oracle://"),
         "{output:#?}"
     );
     assert!(!output.printed("hunter2"));
@@ -63,6 +63,17 @@ fn no_url_and_unknown_schemes_are_usage_errors() {
         "{output:#?}"
     );
     assert!(!output.printed("hunter2"));
+    let output = cli(&["groups", "--url", "mysql://u:hunter2@db:port/prod"], &[]);
+    assert!(
+        output.error(2).contains("malformed mysql:// URL"),
+        "{output:#?}"
+    );
+    assert!(!output.printed("hunter2"));
+    cli(
+        &["groups", "--url", "mysql://h/db", "--key-prefix", "p"],
+        &[],
+    )
+    .error(2);
     let output = cli(
         &["groups", "--url", "redis://a:1", "--url", "sqlite:x.db"],
         &[],
@@ -93,6 +104,8 @@ fn an_unreachable_server_fails_fast_in_one_line() {
     // Nothing listens on port 1: refused at once.
     for url in [
         "postgres://app:hunter2@127.0.0.1:1/db",
+        "mysql://app:hunter2@127.0.0.1:1/db",
+        "mariadb://app:hunter2@127.0.0.1:1/db",
         "redis://:hunter2@127.0.0.1:1",
         "redis://:hunter2@127.0.0.1:1,redis://:hunter2@127.0.0.1:2",
     ] {
@@ -125,6 +138,7 @@ fn a_server_that_never_answers_is_given_up_after_the_timeout() {
     let port = listener.local_addr().unwrap().port();
     for url in [
         format!("postgres://app:hunter2@127.0.0.1:{port}/db"),
+        format!("mysql://app:hunter2@127.0.0.1:{port}/db"),
         format!("redis://:hunter2@127.0.0.1:{port}"),
     ] {
         let output = cli(&["groups", "--url", &url, "--timeout", "1"], &[]);

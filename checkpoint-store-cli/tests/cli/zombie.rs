@@ -233,6 +233,11 @@ async fn postgres() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mysql() {
+    retire_while_a_zombie_saves(Backend::Mysql).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite() {
     retire_while_a_zombie_saves(Backend::Sqlite).await;
 }

@@ -4,6 +4,7 @@
 //! cargo run -p checkpoint-examples --bin quickstart                  # SQLite in a temp folder
 //! cargo run -p checkpoint-examples --bin quickstart -- --store sqlite:/some/dir/checkpoints.db
 //! cargo run -p checkpoint-examples --features postgres --bin quickstart -- --store postgres://postgres@127.0.0.1/test
+//! cargo run -p checkpoint-examples --features mysql --bin quickstart -- --store mysql://root@127.0.0.1:3306/test
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
 //! cargo run -p checkpoint-examples --features source-postgres --bin quickstart -- --source postgres://postgres@127.0.0.1/test
 //! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
