@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use checkpoint_core::Checkpoint;
 use redis::aio::ConnectionManager;
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{MySqlPool, PgPool, SqlitePool};
 
 use crate::subject::{BenchError, BulkFn};
 
@@ -33,6 +33,35 @@ const SQLITE_BULK: &str = "INSERT INTO checkpoints \
     FROM json_each(?2) AS entry WHERE true \
     ON CONFLICT (group_name, subscription, partition_id) DO UPDATE \
     SET position = excluded.position, updated_at = excluded.updated_at";
+
+/// MySQL: the store's `save_all` statement (one JSON array expanded by `JSON_TABLE`) with the
+/// position written unconditionally and no tombstone check.
+const MYSQL_BULK: &str = "INSERT INTO checkpoint_bench \
+    (group_name, subscription, partition_id, position) \
+    SELECT ?, b.s, b.p, b.pos \
+    FROM JSON_TABLE(?, '$[*]' COLUMNS ( \
+        ordinal FOR ORDINALITY, \
+        s VARBINARY(512) PATH '$[0]', \
+        p BIGINT PATH '$[1]', \
+        pos BIGINT PATH '$[2]')) AS b \
+    ORDER BY b.ordinal \
+    ON DUPLICATE KEY UPDATE position = VALUES(position), updated_at = CURRENT_TIMESTAMP(6)";
+
+/// The MySQL floor on `pool`.
+pub fn mysql(pool: MySqlPool) -> BulkFn {
+    Arc::new(move |group: Arc<str>, rows: Arc<Vec<Checkpoint>>| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            let json = json_rows(&rows)?;
+            sqlx::query(MYSQL_BULK)
+                .bind(&*group)
+                .bind(json)
+                .execute(&pool)
+                .await?;
+            Ok(())
+        })
+    })
+}
 
 /// The PostgreSQL floor on `pool`.
 pub fn postgres(pool: PgPool) -> BulkFn {

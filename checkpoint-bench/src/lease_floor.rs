@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{MySqlPool, PgPool, SqlitePool};
 
 use crate::subject::{SaveArgs, SaveFn};
 
-/// Ten minutes, in microseconds (PostgreSQL) and milliseconds (SQLite): nothing expires
+/// Ten minutes, in microseconds (PostgreSQL) and milliseconds (SQLite, MySQL): nothing expires
 /// while the bench runs.
 const LEASE_MICROS: i64 = 600_000_000;
 
@@ -81,6 +81,49 @@ pub fn sqlite(pool: SqlitePool, table: &str) -> SaveFn {
                 .bind(&owner)
                 .bind(expires)
                 .bind(i64::from(args.partition))
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    })
+}
+
+/// MySQL: one transaction, as the store's acquire is, with the two upserts in it.
+pub fn mysql(pool: MySqlPool, table: &str) -> SaveFn {
+    let owner_sql: Arc<str> = format!(
+        "INSERT INTO {table}_lease_owners (group_name, subscription, owner, expires_at_ms) \
+         VALUES (?, ?, ?, ?) \
+         ON DUPLICATE KEY UPDATE expires_at_ms = VALUES(expires_at_ms)"
+    )
+    .into();
+    let lease_sql: Arc<str> = format!(
+        "INSERT INTO {table}_leases (group_name, subscription, partition_id, owner, epoch, expires_at_ms) \
+         VALUES (?, ?, ?, ?, 1, ?) \
+         ON DUPLICATE KEY UPDATE owner = VALUES(owner), epoch = epoch + 1, \
+            expires_at_ms = VALUES(expires_at_ms)"
+    )
+    .into();
+    Arc::new(move |args: SaveArgs| {
+        let (pool, owner_sql, lease_sql) =
+            (pool.clone(), Arc::clone(&owner_sql), Arc::clone(&lease_sql));
+        Box::pin(async move {
+            let owner = format!("floor-{}", args.partition);
+            let expires = now_ms() + LEASE_MICROS / 1_000;
+            let mut tx = pool.begin().await?;
+            sqlx::query(sqlx::AssertSqlSafe(owner_sql))
+                .bind(&*args.group)
+                .bind(&*args.subscription)
+                .bind(&owner)
+                .bind(expires)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(sqlx::AssertSqlSafe(lease_sql))
+                .bind(&*args.group)
+                .bind(&*args.subscription)
+                .bind(i64::from(args.partition))
+                .bind(&owner)
+                .bind(expires)
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;

@@ -3,7 +3,7 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench --features crash -- [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench --features crash -- [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
@@ -26,6 +26,7 @@ mod committer;
 mod dynamodb;
 mod lease_floor;
 mod measure;
+mod mysql;
 mod page;
 mod postgres;
 mod redis;
@@ -43,8 +44,8 @@ use std::time::{Duration, Instant};
 use crate::report::{Row, Target};
 use crate::subject::{BenchError, context};
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]";
-const ALL_BACKENDS: [&str; 4] = ["postgres", "redis", "dynamodb", "sqlite"];
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]";
+const ALL_BACKENDS: [&str; 5] = ["postgres", "redis", "dynamodb", "sqlite", "mysql"];
 const WORKLOADS: [&str; 5] = ["stores", "committer", "workers", "scale", "subscriptions"];
 pub(crate) const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
@@ -300,6 +301,7 @@ async fn setup(
         "postgres" => postgres::setup(max_concurrency).await,
         "redis" => redis::setup(max_concurrency).await,
         "dynamodb" => dynamodb::setup(plan.smoke).await,
+        "mysql" => mysql::setup(max_concurrency).await,
         _ => sqlite::setup(sqlite_path, max_concurrency).await,
     }
 }

@@ -201,7 +201,7 @@ fn push_speedup_targets(
 ) {
     let name = run.name;
     let speedup = as_singles.as_secs_f64() / p50.as_secs_f64();
-    if !matches!(name, "postgres" | "redis" | "sqlite") {
+    if !matches!(name, "postgres" | "redis" | "sqlite" | "mysql") {
         run.targets.push(Target {
             backend: name,
             target: format!("save_all of {} vs single saves (reported)", thousands(n)),
