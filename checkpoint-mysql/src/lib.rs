@@ -189,11 +189,8 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod admin;
 mod error;
 mod layout;
-mod lease;
-mod parked;
 mod requests;
 mod store;
 mod transaction;

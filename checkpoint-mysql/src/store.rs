@@ -6,10 +6,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
+use checkpoint_core::door::{BoxFuture, Door};
 use checkpoint_core::settings::validate_timeout;
 use checkpoint_core::timeout::within;
-use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
+use checkpoint_core::{DEFAULT_TIMEOUT, Error, Operation};
 use sqlx::mysql::{MySql, MySqlConnectOptions, MySqlConnection, MySqlPool, MySqlPoolOptions};
 use sqlx::pool::{PoolConnection, PoolConnectionMetadata};
 use sqlx::{Connection, Executor};
@@ -232,6 +232,10 @@ fn ping_if_idle<'c>(
 
 checkpoint_core::through_door!(MysqlCheckpointStore: checkpoints, exclusive, admin, leases, parked);
 
+// The five doors: each method a pooled connection and one call of `requests/`, run again
+// when InnoDB picks it as a deadlock's victim.
+checkpoint_sql::sql_doors!(MysqlCheckpointStore, again_after_deadlock);
+
 impl Door for MysqlCheckpointStore {
     const BACKEND: &'static str = BACKEND;
 
@@ -247,101 +251,5 @@ impl Door for MysqlCheckpointStore {
         request: BoxFuture<'a, T>,
     ) -> BoxFuture<'a, T> {
         Box::pin(within(BACKEND, operation, self.timeout, request))
-    }
-}
-
-impl CheckpointDoor for MysqlCheckpointStore {
-    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        let mut connection = self.connection(Operation::List).await?;
-        self.requests.list(&mut connection, group).await
-    }
-
-    async fn load(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        let mut connection = self.connection(Operation::Load).await?;
-        self.requests
-            .load(&mut connection, group, subscription, partition)
-            .await
-    }
-
-    async fn save(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::Save).await?;
-        again_after_deadlock!(
-            self.requests
-                .save(&mut connection, group, subscription, partition, position)
-                .await
-        )
-    }
-
-    async fn save_all(
-        &self,
-        _checked: Checked,
-        group: &str,
-        checkpoints: &[Checkpoint],
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::SaveAll).await?;
-        again_after_deadlock!(
-            self.requests
-                .save_all(&mut connection, group, checkpoints)
-                .await
-        )
-    }
-}
-
-impl ExclusiveDoor for MysqlCheckpointStore {
-    async fn claim(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        let mut connection = self.connection(Operation::Claim).await?;
-        again_after_deadlock!(
-            self.requests
-                .claim(
-                    &mut connection,
-                    group,
-                    subscription,
-                    partition,
-                    fingerprint,
-                    initial_position,
-                )
-                .await
-        )
-    }
-
-    /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
-    /// statement read where the checkpoint is, for [`Error::Moved`]; both run on one pooled
-    /// connection.
-    async fn advance(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::Advance).await?;
-        again_after_deadlock!(
-            self.requests
-                .advance(&mut connection, group, subscription, partition, from, to)
-                .await
-        )
     }
 }

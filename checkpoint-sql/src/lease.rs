@@ -3,8 +3,78 @@
 
 use std::time::Duration;
 
-use checkpoint_core::stored::UnexpectedValue;
+use checkpoint_core::lease::{Lease, LeaseOwner, LeaseTable};
+use checkpoint_core::stored::{SqlColumns, UnexpectedValue};
 use checkpoint_core::{Error, Operation};
+
+/// The subscription and owner (or requester) a lease operation is about.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseKey<'a> {
+    /// The group.
+    pub group: &'a str,
+    /// The subscription.
+    pub subscription: &'a str,
+    /// The owner, or the requester of a handover.
+    pub owner: &'a str,
+}
+
+impl<'a> LeaseKey<'a> {
+    /// The key of `owner`'s call on `subscription` of `group`.
+    pub fn new(group: &'a str, subscription: &'a str, owner: &'a str) -> Self {
+        Self {
+            group,
+            subscription,
+            owner,
+        }
+    }
+}
+
+/// A row of an engine's `leases` statement: partition, owner, epoch, expiry (ms), handover
+/// requester.
+pub type LeaseRow = (i64, String, i64, i64, Option<String>);
+
+/// The rows of an engine's `leases` and `lease_owners` statements (each already sorted: by
+/// partition, by owner) read back at `now`, both in milliseconds of the server's clock.
+pub fn lease_table(
+    columns: SqlColumns,
+    operation: Operation,
+    now: i64,
+    rows: Vec<LeaseRow>,
+    owners: Vec<(String, i64)>,
+) -> Result<LeaseTable, Error> {
+    let leases = rows
+        .into_iter()
+        .map(|(partition, owner, stored_epoch, expires, handover)| {
+            Ok(Lease {
+                partition: columns.partition(operation, partition)?,
+                owner,
+                epoch: epoch(columns.backend, operation, stored_epoch)?,
+                time_left: Some(time_left(expires, now)),
+                handover_requested_by: handover,
+            })
+        })
+        .collect::<Result<Vec<Lease>, Error>>()?;
+    let owners = owners
+        .into_iter()
+        .map(|(owner, expires)| LeaseOwner {
+            owner,
+            time_left: Some(time_left(expires, now)),
+        })
+        .collect();
+    Ok(LeaseTable { leases, owners })
+}
+
+/// The partitions of `requested` not in `taken` (sorted), sorted: what an acquire refused, or
+/// what a release did not hold.
+pub fn rest(requested: &[u32], taken: &[u32]) -> Vec<u32> {
+    let mut rest: Vec<u32> = requested
+        .iter()
+        .copied()
+        .filter(|partition| taken.binary_search(partition).is_err())
+        .collect();
+    rest.sort_unstable();
+    rest
+}
 
 /// A lease's `epoch` column read back: a store grants epochs from 1 up, so anything below is
 /// a value no store writes.

@@ -9,6 +9,8 @@
 //! (PostgreSQL's arrays or SQLite's JSON for a batch, a compare-and-set that reads back in the
 //! same statement or in a second one) stays in the engine's crate.
 //!
+//! [`sql_doors!`]: a store's five door impls over its pool, each method one call of the
+//! engine's requests;
 //! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
 //! `retired`, and `start_at`, `retire` and `purge` inside an engine's transaction ([`finish`] ends it); [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
 //! [`parked`]: `park`, `parked`, and the
@@ -22,6 +24,7 @@ use checkpoint_core::{Error, Operation};
 use sqlx::AssertSqlSafe;
 
 pub mod admin;
+mod doors;
 pub mod hot_path;
 pub mod json;
 pub mod lease;

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use checkpoint_core::backoff::{Backoff, Jitter};
-use checkpoint_core::door::{BoxFuture, Checked, CheckpointDoor, Door, ExclusiveDoor};
+use checkpoint_core::door::{BoxFuture, Door};
 use checkpoint_core::settings::validate_timeout;
 use checkpoint_core::timeout::within;
-use checkpoint_core::{Checkpoint, DEFAULT_TIMEOUT, Error, Fingerprint, Operation};
+use checkpoint_core::{DEFAULT_TIMEOUT, Error, Operation};
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
@@ -17,6 +17,8 @@ use sqlx::sqlite::{
 
 use crate::error::{backend, is_busy};
 use crate::layout::TableName;
+use checkpoint_sql::run_once;
+
 use crate::requests::Requests;
 use crate::{BACKEND, DEFAULT_BUSY_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
 
@@ -229,6 +231,9 @@ impl SqliteCheckpointStore {
 
 checkpoint_core::through_door!(SqliteCheckpointStore: checkpoints, exclusive, admin, leases, parked);
 
+// The five doors: each method a pooled connection and one call of `requests/`.
+checkpoint_sql::sql_doors!(SqliteCheckpointStore, run_once);
+
 impl Door for SqliteCheckpointStore {
     const BACKEND: &'static str = BACKEND;
 
@@ -243,99 +248,5 @@ impl Door for SqliteCheckpointStore {
         request: BoxFuture<'a, T>,
     ) -> BoxFuture<'a, T> {
         Box::pin(within(BACKEND, operation, self.timeout, request))
-    }
-}
-
-impl CheckpointDoor for SqliteCheckpointStore {
-    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        let mut connection = self.connection(Operation::List).await?;
-        self.requests.list(&mut connection, group).await
-    }
-
-    async fn load(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        let mut connection = self.connection(Operation::Load).await?;
-        self.requests
-            .load(
-                &mut connection,
-                Operation::Load,
-                group,
-                subscription,
-                partition,
-            )
-            .await
-    }
-
-    async fn save(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::Save).await?;
-        self.requests
-            .save(&mut connection, group, subscription, partition, position)
-            .await
-    }
-
-    async fn save_all(
-        &self,
-        _checked: Checked,
-        group: &str,
-        checkpoints: &[Checkpoint],
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::SaveAll).await?;
-        self.requests
-            .save_all(&mut connection, group, checkpoints)
-            .await
-    }
-}
-
-impl ExclusiveDoor for SqliteCheckpointStore {
-    async fn claim(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        let mut connection = self.connection(Operation::Claim).await?;
-        self.requests
-            .claim(
-                &mut connection,
-                group,
-                subscription,
-                partition,
-                fingerprint,
-                initial_position,
-            )
-            .await
-    }
-
-    /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
-    /// statement read where the checkpoint is, for [`Error::Moved`]; both run on one pooled
-    /// connection.
-    async fn advance(
-        &self,
-        _checked: Checked,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        let mut connection = self.connection(Operation::Advance).await?;
-        self.requests
-            .advance(&mut connection, group, subscription, partition, from, to)
-            .await
     }
 }

@@ -4,7 +4,7 @@
 //! Each runs the same statements as its counterpart on the pool, under the store's timeout.
 
 use checkpoint_core::door::front;
-use checkpoint_core::{Checkpoint, Error, Fingerprint, Operation};
+use checkpoint_core::{Checkpoint, Error, Fingerprint};
 use sqlx::sqlite::SqliteConnection;
 
 use crate::store::SqliteCheckpointStore;
@@ -20,8 +20,7 @@ impl SqliteCheckpointStore {
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         front::load_in(self, (group, subscription, partition), |_checked| {
-            self.requests
-                .load(conn, Operation::Load, group, subscription, partition)
+            self.requests.load(conn, group, subscription, partition)
         })
         .await
     }

@@ -6,10 +6,10 @@
 //! expiry, whatever client sends the call. The writes lock the rows they touch (InnoDB row
 //! locks, in partition order), so two owners never both hold a partition.
 
-use checkpoint_core::lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseTable, Released};
+use checkpoint_core::lease::{Acquired, HeldLease, LeaseTable, Released};
 use checkpoint_core::{Error, Operation};
 use checkpoint_sql::json::partitions_json;
-use checkpoint_sql::lease::time_left;
+use checkpoint_sql::lease::{LeaseKey, LeaseRow, lease_table, rest};
 use sqlx::mysql::MySqlConnection;
 
 use super::{Requests, begin, finish, sql};
@@ -17,34 +17,12 @@ use crate::BACKEND;
 use crate::error::backend;
 use crate::layout::COLUMNS;
 
-/// The subscription and owner (or requester) a lease operation is about.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LeaseKey<'a> {
-    pub(crate) group: &'a str,
-    pub(crate) subscription: &'a str,
-    pub(crate) owner: &'a str,
-}
-
 /// A row of `lease_held.sql`: partition, epoch, handover requester.
 type HeldRow = (i64, i64, Option<String>);
-
-/// A row of `leases.sql`: partition, owner, epoch, expiry, handover requester.
-type LeaseRow = (i64, String, i64, i64, Option<String>);
 
 /// A lease's `epoch` column read back.
 fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
     checkpoint_sql::lease::epoch(BACKEND, operation, value)
-}
-
-/// The rest of `requested` once `taken` (sorted) is set aside, sorted.
-fn rest(requested: &[u32], taken: &[u32]) -> Vec<u32> {
-    let mut rest: Vec<u32> = requested
-        .iter()
-        .copied()
-        .filter(|partition| taken.binary_search(partition).is_err())
-        .collect();
-    rest.sort_unstable();
-    rest
 }
 
 impl Requests {
@@ -345,7 +323,7 @@ impl Requests {
                 .fetch_all(&mut *transaction)
                 .await
                 .map_err(failed)?;
-            lease_table(operation, now, rows, owners)
+            lease_table(COLUMNS, operation, now, rows, owners)
         }
         .await;
         finish(transaction, operation, outcome).await
@@ -382,33 +360,4 @@ impl Requests {
         .await;
         finish(transaction, operation, outcome).await
     }
-}
-
-/// The rows of `leases.sql` and `lease_owners.sql` (already sorted by the server) read back.
-fn lease_table(
-    operation: Operation,
-    now: i64,
-    rows: Vec<LeaseRow>,
-    owners: Vec<(String, i64)>,
-) -> Result<LeaseTable, Error> {
-    let leases = rows
-        .into_iter()
-        .map(|(partition, owner, stored_epoch, expires, handover)| {
-            Ok(Lease {
-                partition: COLUMNS.partition(operation, partition)?,
-                owner,
-                epoch: epoch(operation, stored_epoch)?,
-                time_left: Some(time_left(expires, now)),
-                handover_requested_by: handover,
-            })
-        })
-        .collect::<Result<Vec<Lease>, Error>>()?;
-    let owners = owners
-        .into_iter()
-        .map(|(owner, expires)| LeaseOwner {
-            owner,
-            time_left: Some(time_left(expires, now)),
-        })
-        .collect();
-    Ok(LeaseTable { leases, owners })
 }

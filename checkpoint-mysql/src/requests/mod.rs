@@ -31,8 +31,6 @@ use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
 use crate::error::{backend, is_deadlock};
 use crate::layout::TableName;
 
-pub(crate) use lease::LeaseKey;
-
 /// Every statement of the store, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {

@@ -22,18 +22,15 @@ impl Requests {
         hot_path::list::<SqliteEngine, _>(connection, &self.list, group).await
     }
 
-    /// `operation` is [`Operation::Load`], or [`Operation::Advance`] for the read that follows
-    /// a failed compare-and-set.
     pub(crate) async fn load(
         &self,
         connection: &mut SqliteConnection,
-        operation: Operation,
         group: &str,
         subscription: &str,
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         let key = (group, subscription, partition);
-        hot_path::load::<SqliteEngine, _>(connection, &self.load, operation, key).await
+        hot_path::load::<SqliteEngine, _>(connection, &self.load, Operation::Load, key).await
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.

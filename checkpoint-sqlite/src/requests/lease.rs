@@ -8,7 +8,7 @@
 //! every later statement gets that instant as a parameter, so one clock, the host's, judges
 //! every expiry, whatever process sends the call.
 
-use checkpoint_core::lease::{Acquired, HeldLease, Lease, LeaseOwner, LeaseTable, Released};
+use checkpoint_core::lease::{Acquired, HeldLease, LeaseTable, Released};
 use checkpoint_core::{Error, Operation};
 use sqlx::Connection;
 use sqlx::sqlite::SqliteConnection;
@@ -16,7 +16,7 @@ use sqlx::sqlite::SqliteConnection;
 use super::{Requests, begin_immediate, finish, sql};
 use crate::error::backend;
 use checkpoint_sql::json::partitions_json;
-use checkpoint_sql::lease::time_left;
+use checkpoint_sql::lease::{LeaseKey, LeaseRow, lease_table, rest};
 
 use crate::BACKEND;
 use crate::layout::COLUMNS;
@@ -26,19 +26,8 @@ fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
     checkpoint_sql::lease::epoch(BACKEND, operation, value)
 }
 
-/// The subscription and owner (or requester) a lease operation is about.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LeaseKey<'a> {
-    pub(crate) group: &'a str,
-    pub(crate) subscription: &'a str,
-    pub(crate) owner: &'a str,
-}
-
 /// A row of `lease_extend.sql` or `lease_grant.sql`: partition, epoch, handover requester.
 type HeldRow = (i64, i64, Option<String>);
-
-/// A row of `leases.sql`: partition, owner, epoch, expiry, handover requester.
-type LeaseRow = (i64, String, i64, i64, Option<String>);
 
 /// A [`HeldRow`] read back, through the rules of [`checkpoint_core::stored`].
 fn held_lease(
@@ -165,16 +154,8 @@ impl Requests {
             }
         }
         granted.sort();
-        let mut refused: Vec<u32> = requested
-            .iter()
-            .copied()
-            .filter(|&partition| {
-                granted
-                    .binary_search_by_key(&partition, |lease| lease.partition)
-                    .is_err()
-            })
-            .collect();
-        refused.sort_unstable();
+        let held: Vec<u32> = granted.iter().map(|lease| lease.partition).collect();
+        let refused = rest(requested, &held);
         Ok(Acquired { granted, refused })
     }
 
@@ -250,12 +231,7 @@ impl Requests {
                 .await
                 .map_err(|error| backend(operation, error))?;
             let released = partitions(operation, rows)?;
-            let mut not_held: Vec<u32> = requested
-                .iter()
-                .copied()
-                .filter(|partition| released.binary_search(partition).is_err())
-                .collect();
-            not_held.sort_unstable();
+            let not_held = rest(requested, &released);
             Ok(Released { released, not_held })
         }
         .await;
@@ -325,7 +301,7 @@ impl Requests {
                 .fetch_all(&mut *transaction)
                 .await
                 .map_err(failed)?;
-            lease_table(operation, now, rows, owners)
+            lease_table(COLUMNS, operation, now, rows, owners)
         }
         .await;
         finish(transaction, operation, outcome).await
@@ -359,33 +335,4 @@ impl Requests {
         .await;
         finish(transaction, operation, outcome).await
     }
-}
-
-/// The rows of `leases.sql` and `lease_owners.sql` (already sorted by SQLite) read back.
-fn lease_table(
-    operation: Operation,
-    now: i64,
-    rows: Vec<LeaseRow>,
-    owners: Vec<(String, i64)>,
-) -> Result<LeaseTable, Error> {
-    let leases = rows
-        .into_iter()
-        .map(|(partition, owner, stored_epoch, expires, handover)| {
-            Ok(Lease {
-                partition: COLUMNS.partition(operation, partition)?,
-                owner,
-                epoch: epoch(operation, stored_epoch)?,
-                time_left: Some(time_left(expires, now)),
-                handover_requested_by: handover,
-            })
-        })
-        .collect::<Result<Vec<Lease>, Error>>()?;
-    let owners = owners
-        .into_iter()
-        .map(|(owner, expires)| LeaseOwner {
-            owner,
-            time_left: Some(time_left(expires, now)),
-        })
-        .collect();
-    Ok(LeaseTable { leases, owners })
 }

@@ -29,8 +29,6 @@ use sqlx::{AssertSqlSafe, Connection, Sqlite, Transaction};
 use crate::error::backend;
 use crate::layout::TableName;
 
-pub(crate) use lease::LeaseKey;
-
 /// Every statement of the store, for one table.
 #[derive(Debug)]
 pub(crate) struct Requests {
