@@ -10,7 +10,7 @@
 //! same statement or in a second one) stays in the engine's crate.
 //!
 //! [`sql_doors!`]: a store's five door impls over its pool, each method one call of the
-//! engine's requests;
+//! engine's requests; [`in_family!`]: its `*_in` methods on the caller's connection;
 //! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
 //! `retired`, and `start_at`, `retire` and `purge` inside an engine's transaction ([`finish`] ends it); [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
 //! [`parked`]: `park`, `parked`, and the
@@ -26,6 +26,7 @@ use sqlx::AssertSqlSafe;
 pub mod admin;
 mod doors;
 pub mod hot_path;
+mod in_family;
 pub mod json;
 pub mod lease;
 pub mod parked;
