@@ -11,6 +11,7 @@
 //!
 //! [`sql_doors!`]: a store's five door impls over its pool, each method one call of the
 //! engine's requests; [`in_family!`]: its `*_in` methods on the caller's connection;
+//! [`transactional_store!`]: its `TransactionalStore` impl;
 //! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
 //! `retired`, and `start_at`, `retire` and `purge` inside an engine's transaction ([`finish`] ends it); [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
 //! [`parked`]: `park`, `parked`, and the
@@ -30,6 +31,7 @@ mod in_family;
 pub mod json;
 pub mod lease;
 pub mod parked;
+mod transactional;
 
 /// A SQL engine, as the shared requests need it.
 pub trait Engine {
