@@ -76,7 +76,7 @@ cargo test --locked -p checkpoint-examples --features all --test processes -- --
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).
 cargo test --locked -p checkpoint-postgres --features tls-rustls --test integration -- security
 # The same for MySQL (checkpoint-mysql's `tls-rustls`): the machine's MariaDB has TLS off, so
-# its security tests show a URL requiring TLS refused rather than sent in plain text.
+# the TLS test starts a MariaDB of its own with a certificate of a CA it makes.
 cargo test --locked -p checkpoint-mysql --features tls-rustls --test integration -- security
 
 log "Docs and packages (rustdoc warnings fail; every library crate and the command package and build from their package)"

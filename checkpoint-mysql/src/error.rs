@@ -44,15 +44,31 @@ pub(crate) fn is_deadlock(error: &Error) -> bool {
     source.downcast_ref::<sqlx::Error>().and_then(error_number) == Some(ER_LOCK_DEADLOCK)
 }
 
+/// Whether an I/O error is one of the network's (reset, refused, timed out, ...) rather than
+/// a refusal that will repeat: sqlx reports a TLS certificate that fails verification as an
+/// I/O error of kind `InvalidData`, and a retry meets the same certificate.
+fn transient_io(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    !matches!(
+        error.kind(),
+        ErrorKind::InvalidData
+            | ErrorKind::InvalidInput
+            | ErrorKind::Unsupported
+            | ErrorKind::PermissionDenied
+    )
+}
+
 /// Whether the same call may succeed later.
 ///
-/// Retryable: a lost or killed connection (I/O), a pool that timed out, too many connections,
+/// Retryable: a lost or killed connection (I/O, but not a certificate that fails
+/// verification), a pool that timed out, too many connections,
 /// a server shutting down or read-only, a lock wait timeout, a deadlock, an interrupted
 /// statement. Everything else (a missing table, a denied privilege, a value that does not
 /// decode) repeats on retry.
 fn is_retryable(error: &sqlx::Error) -> bool {
     match error {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Io(io) => transient_io(io),
+        sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(_) => error_number(error).is_some_and(|number| {
             matches!(
                 number,
@@ -75,4 +91,22 @@ fn is_retryable(error: &sqlx::Error) -> bool {
 pub(crate) fn backend(operation: Operation, error: sqlx::Error) -> Error {
     let retryable = is_retryable(&error);
     Error::backend(BACKEND, operation, retryable, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_certificate_that_fails_verification_is_final_a_lost_connection_is_not() {
+        let certificate = sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "invalid peer certificate: BadSignature",
+        ));
+        assert!(!backend(Operation::Connect, certificate).is_retryable());
+        let lost = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        assert!(backend(Operation::Save, lost).is_retryable());
+        let reset = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(backend(Operation::Save, reset).is_retryable());
+    }
 }

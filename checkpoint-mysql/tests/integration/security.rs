@@ -3,9 +3,19 @@
 //!
 //! The run-time privileges (the crate doc's "Privileges") are tested here with every operation,
 //! and the whole conformance kit runs under such a user in `kit::runtime_role` (the lease
-//! kit's retires and purges by an operator beside it). The machine's MariaDB has TLS turned
-//! off (`have_ssl` is `DISABLED`), so TLS is shown only from the client's side: a URL that
-//! requires it fails to connect rather than connecting in plain text.
+//! kit's retires and purges by an operator beside it).
+//!
+//! The machine's MariaDB has TLS turned off (`have_ssl` is `DISABLED`): there, a URL that
+//! requires TLS fails to connect rather than connecting in plain text. TLS itself is tested on
+//! a server of the test's own with a certificate of its own, and needs the crate's
+//! `tls-rustls` feature (sqlx's TLS is chosen at compile time; turned on for the workspace run,
+//! it would put every MySQL session of the suite on TLS):
+//!
+//! ```text
+//! cargo test -p checkpoint-mysql --features tls-rustls --test integration -- security
+//! ```
+//!
+//! Without the feature, that test is not compiled; the refusal of plain text runs either way.
 
 use std::time::Duration;
 
@@ -329,6 +339,192 @@ async fn a_url_requiring_tls_never_connects_in_plain_text() {
         ),
         "{error:?}"
     );
+}
+
+/// Runs `openssl` with `args` (split at spaces) in `dir`; panics with its output when it fails.
+#[cfg(feature = "tls-rustls")]
+async fn openssl(dir: &std::path::Path, args: &str) {
+    let output = tokio::process::Command::new("openssl")
+        .args(args.split(' '))
+        .current_dir(dir)
+        .output()
+        .await
+        .unwrap_or_else(|error| panic!("cannot run openssl (install it): {error}"));
+    assert!(
+        output.status.success(),
+        "openssl {args}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A folder removed on drop, whether the test passed or not.
+#[cfg(feature = "tls-rustls")]
+struct Folder(std::path::PathBuf);
+
+#[cfg(feature = "tls-rustls")]
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A MariaDB server of the test's own with a certificate for 127.0.0.1 and localhost from a CA
+/// of the test's own, that refuses connections without TLS (`--require-secure-transport`).
+/// With `ssl-mode=verify_identity` and `verify_ca` against that CA, the store connects, saves,
+/// loads and leases, and its session is encrypted (`Ssl_cipher`); against another CA (of the
+/// same name, its own key) both modes refuse the server; `verify_identity` refuses a server
+/// name the certificate does not name, which `verify_ca` accepts; without TLS the server
+/// refuses the client.
+#[cfg(feature = "tls-rustls")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_through_rustls_on_a_server_of_our_own() {
+    use crate::support::own_server::OwnMariadb;
+
+    let tls = Folder(std::path::PathBuf::from("/tmp").join(support::unique_ident("cp_tls")));
+    let dir = tls.0.as_path();
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    // Two CAs of one name: only the first one's key signs the server's certificate.
+    for ca in ["ca", "other-ca"] {
+        openssl(
+            dir,
+            &format!(
+                "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+                 -subj /CN=checkpoint-test-ca -keyout {ca}.key -out {ca}.pem"
+            ),
+        )
+        .await;
+    }
+    openssl(
+        dir,
+        "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+         -subj /CN=127.0.0.1 -keyout server.key -out server.csr",
+    )
+    .await;
+    openssl(
+        dir,
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+         -extfile server.ext -out server.pem",
+    )
+    .await;
+    let ca = dir.join("ca.pem");
+    let other_ca = dir.join("other-ca.pem");
+    let server = OwnMariadb::start_with(&[
+        format!("--ssl-ca={}", ca.display()),
+        format!("--ssl-cert={}", dir.join("server.pem").display()),
+        format!("--ssl-key={}", dir.join("server.key").display()),
+        "--require-secure-transport=ON".to_owned(),
+    ])
+    .await;
+    let port = server.options().get_port();
+    let url = |query: &str| format!("mysql://root@127.0.0.1:{port}/test?{query}");
+
+    for query in [
+        format!("ssl-mode=verify_identity&ssl-ca={}", ca.display()),
+        format!("ssl-mode=verify_ca&ssl-ca={}", ca.display()),
+        // verify_ca checks the chain, not the name.
+        format!(
+            "ssl-mode=verify_ca&ssl-ca={}&tls-sni-servername=elsewhere.invalid",
+            ca.display()
+        ),
+    ] {
+        let store = MysqlCheckpointStore::connect(&url(&query))
+            .await
+            .unwrap_or_else(|error| panic!("{query}: {}", error_chain(&error)));
+        store
+            .migrate()
+            .await
+            .unwrap_or_else(|error| panic!("{query}: migrate: {}", error_chain(&error)));
+        let group = fresh_group("tls");
+        store.save(&group, "s", 0, 7).await.unwrap();
+        assert_eq!(
+            store.load(&group, "s", 0).await.unwrap(),
+            Some(7),
+            "{query}"
+        );
+        let acquired = store
+            .acquire(&group, "s", "w", &[0], Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|error| panic!("{query}: acquire: {}", error_chain(&error)));
+        assert_eq!(acquired.granted.len(), 1, "{query}: {acquired:?}");
+        let status: Vec<(String, String)> = sqlx::query_as(
+            "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Ssl_version')",
+        )
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        let value = |name: &str| {
+            status
+                .iter()
+                .find(|(variable, _)| variable == name)
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            !value("Ssl_cipher").is_empty(),
+            "{query}: the session is not encrypted: {status:?}"
+        );
+        eprintln!(
+            "{query}: encrypted with {} ({})",
+            value("Ssl_version"),
+            value("Ssl_cipher")
+        );
+        store.pool().close().await;
+    }
+
+    // Refusals, each a connect error that retrying cannot help: sqlx reports a certificate
+    // that fails verification as an I/O error of kind `InvalidData`, which the store reads as
+    // final (a retry meets the same certificate), and the server's refusal is final too.
+    for (why, query, expected) in [
+        (
+            "verify_identity against another CA",
+            format!("ssl-mode=verify_identity&ssl-ca={}", other_ca.display()),
+            "invalid peer certificate",
+        ),
+        (
+            "verify_ca against another CA",
+            format!("ssl-mode=verify_ca&ssl-ca={}", other_ca.display()),
+            "invalid peer certificate",
+        ),
+        (
+            "verify_identity with a name the certificate does not name",
+            format!(
+                "ssl-mode=verify_identity&ssl-ca={}&tls-sni-servername=elsewhere.invalid",
+                ca.display()
+            ),
+            "not valid for name",
+        ),
+        (
+            "no TLS",
+            "ssl-mode=disabled".to_owned(),
+            // MariaDB 10.11 refuses plain text as it does a wrong password; the same user
+            // connected over TLS above.
+            "Access denied",
+        ),
+    ] {
+        let error = MysqlCheckpointStore::connect(&url(&query))
+            .await
+            .unwrap_err();
+        let chain = error_chain(&error);
+        eprintln!("{why}: {chain}");
+        assert!(!error.is_retryable(), "{why}: {error:?}");
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    operation: Operation::Connect,
+                    ..
+                }
+            ),
+            "{why}: {error:?}"
+        );
+        assert!(chain.contains(expected), "{why}: {chain}");
+    }
 }
 
 /// A user with only the run-time privileges does everything a subscription and a worker do;

@@ -97,5 +97,6 @@ pub fn unique_ident(prefix: &str) -> String {
     )
 }
 
-/// A MariaDB server of a test's own (the KILL and restart tests in `faults`).
+/// A MariaDB server of a test's own (the KILL and restart tests in `faults`, the TLS test in
+/// `security`).
 pub mod own_server;

@@ -8,6 +8,9 @@
 //! [`OwnMariadb::tmp`]). As root, `mariadbd` needs `--user=root` (it refuses to run
 //! as root otherwise); the data folder is root's then. Dropping the guard kills the server and
 //! removes the folder, whether the test passed or not.
+//!
+//! [`OwnMariadb::start_with`] adds arguments of the test's own to `mariadbd` (TLS's
+//! `--ssl-cert`, `--ssl-key`, `--ssl-ca` for example), on every start of the server.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -29,6 +32,8 @@ pub struct OwnMariadb {
     dir: PathBuf,
     port: u16,
     as_root: bool,
+    /// Arguments for `mariadbd` beyond the usual ones, on every start.
+    extra: Vec<String>,
     server: Mutex<Option<Child>>,
 }
 
@@ -36,6 +41,15 @@ impl OwnMariadb {
     /// Creates a data folder, starts the server on a free port and creates the database
     /// `test`. Panics, saying what is missing, when it cannot.
     pub async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// [`start`](Self::start) with `extra` arguments for `mariadbd` after the usual ones (a
+    /// later one wins), on this and every later [`start_server`](Self::start_server). This
+    /// module's own connections keep sqlx's default `ssl-mode` (`preferred`): built with the
+    /// `tls-rustls` feature, to a server that offers TLS, they are encrypted (the certificate
+    /// unchecked), so `--require-secure-transport` does not lock them out then.
+    pub async fn start_with(extra: &[String]) -> Self {
         let as_root = std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
             status
                 .lines()
@@ -49,6 +63,7 @@ impl OwnMariadb {
             dir,
             port: free_port(),
             as_root,
+            extra: extra.to_vec(),
             server: Mutex::new(None),
         };
         std::fs::create_dir_all(server.tmp())
@@ -157,6 +172,7 @@ impl OwnMariadb {
         if self.as_root {
             command.arg("--user=root");
         }
+        command.args(&self.extra);
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
