@@ -63,13 +63,7 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
             .await
             .map_err(context("creating the commit floor's table"))?;
     }
-    let version = show(&pool, "SELECT VERSION()").await?;
-    let flush = show(
-        &pool,
-        "SELECT CAST(@@innodb_flush_log_at_trx_commit AS CHAR)",
-    )
-    .await?;
-    let binlog = show(&pool, "SELECT CAST(@@log_bin AS CHAR)").await?;
+    let server = describe(&pool).await?;
 
     let upstream = format!("{}:{}", options.get_host(), options.get_port());
     let proxy = CountingProxy::start(upstream.as_str())
@@ -91,9 +85,7 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
 
     Ok(Backend {
         name: "mysql",
-        server: format!(
-            "MySQL-protocol server {version} (innodb_flush_log_at_trx_commit = {flush}, log_bin = {binlog})"
-        ),
+        server,
         direct: subject(pool)?,
         counted: Some((subject(counted_pool)?, proxy)),
         groups_store: Arc::new(groups_store),
@@ -110,6 +102,20 @@ pub async fn setup(max_concurrency: u32) -> Result<Backend, BenchError> {
         slow: false,
         release_exchanges: 1,
     })
+}
+
+/// The server's version and the settings a commit's cost depends on.
+async fn describe(pool: &MySqlPool) -> Result<String, BenchError> {
+    let version = show(pool, "SELECT VERSION()").await?;
+    let flush = show(
+        pool,
+        "SELECT CAST(@@innodb_flush_log_at_trx_commit AS CHAR)",
+    )
+    .await?;
+    let binlog = show(pool, "SELECT CAST(@@log_bin AS CHAR)").await?;
+    Ok(format!(
+        "MySQL-protocol server {version} (innodb_flush_log_at_trx_commit = {flush}, log_bin = {binlog})"
+    ))
 }
 
 /// A server setting, as a one-value `SELECT` reports it.
