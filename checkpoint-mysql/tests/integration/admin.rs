@@ -495,6 +495,26 @@ async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() 
     let table = format!("{base}_{}", "x".repeat(48 - base.len() - 1));
     assert_eq!(table.len(), 48);
 
+    assert_bad_table_names_are_refused(&table).await;
+
+    let store = support::store().await.with_table(&table).unwrap();
+    assert_eq!(store.table(), table);
+    store.migrate().await.unwrap();
+    store.migrate().await.unwrap();
+    let outcome = exercise_every_operation(&store).await;
+
+    // The five tables and the 64-byte index exist under exactly those names.
+    let (tables, want, index) = tables_and_lease_index_named_after(&table).await;
+    drop_tables(store).await;
+    outcome.unwrap_or_else(|error| panic!("{}", checkpoint_conformance::error_chain(&error)));
+    assert_eq!(tables, want);
+    assert_eq!(index, [format!("{table}_leases_by_owner")]);
+    assert_eq!(index[0].len(), 64);
+}
+
+/// One byte more than the 48-byte `table`, and names that are not plain identifiers, are refused
+/// with `InvalidInput` on the `table` setting.
+async fn assert_bad_table_names_are_refused(table: &str) {
     for name in [format!("{table}y"), "a`b".to_owned(), "1abc".to_owned()] {
         match support::store().await.with_table(&name).map(drop) {
             Err(Error::InvalidInput(invalid)) => {
@@ -507,69 +527,85 @@ async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() 
             other => panic!("{name:?} was not refused: {other:?}"),
         }
     }
+}
 
-    let store = support::store().await.with_table(&table).unwrap();
-    assert_eq!(store.table(), table);
-    store.migrate().await.unwrap();
-    store.migrate().await.unwrap();
-    let outcome = async {
-        let group = fresh_group("long-table");
-        // Checkpoints.
-        store.save(&group, "s", 0, 5).await?;
-        store
-            .save_all(
-                &group,
-                &[Checkpoint::new("s", 1, 6), Checkpoint::new("t", 0, 1)],
-            )
-            .await?;
-        assert_eq!(store.load(&group, "s", 1).await?, Some(6));
-        assert_eq!(store.list(&group).await?.len(), 3);
-        assert_eq!(store.claim(&group, "x", 0, FINGERPRINT, 2).await?, 2);
-        store.advance(&group, "x", 0, 2, 3).await?;
-        let mut transaction = store.pool().begin().await.map_err(|error| {
-            Error::backend("mysql", checkpoint_core::Operation::Advance, true, error)
-        })?;
-        store
-            .advance_in(&mut transaction, &group, "x", 0, 3, 4)
-            .await?;
-        store.save_in(&mut transaction, &group, "s", 0, 9).await?;
-        assert_eq!(store.list_in(&mut transaction, &group).await?.len(), 4);
-        transaction.commit().await.map_err(|error| {
-            Error::backend("mysql", checkpoint_core::Operation::Commit, true, error)
-        })?;
-        assert_eq!(store.load(&group, "x", 0).await?, Some(4));
-        // Leases and heartbeats.
-        let lease = Duration::from_secs(5);
-        let acquired = store.acquire(&group, "s", "w", &[0, 1], lease).await?;
-        assert_eq!(acquired.granted.len(), 2);
-        assert_eq!(store.renew(&group, "s", "w", lease).await?.len(), 2);
-        assert_eq!(store.leases(&group, "s").await?.owners.len(), 1);
-        assert_eq!(store.leave(&group, "s", "w").await?, [0, 1]);
-        // Parked entries.
-        let entry = ParkedEntry::new("s", 0, 7, "boom", 3);
-        store.park(&group, &entry).await?;
-        assert_eq!(store.parked(&group).await?.len(), 1);
-        assert!(store.retry_parked(&group, "s", 0, 7).await?);
-        assert!(store.unpark(&group, "s", 0, 7).await?);
-        // The operations API.
-        store.start_at(&group, "new", &[(0, 10)]).await?;
-        store.retire(&group, "t").await?;
-        assert_eq!(store.retired(&group).await?, ["t"]);
-        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
-        store.purge(&group, "t").await?;
-        assert!(store.retired(&group).await?.is_empty());
-        assert_eq!(store.list(&group).await?.len(), 4);
-        Ok::<_, Error>(())
-    }
-    .await;
+/// Every operation of every trait on `store`, on a group of its own.
+async fn exercise_every_operation(store: &MysqlCheckpointStore) -> Result<(), Error> {
+    let group = fresh_group("long-table");
+    exercise_checkpoints(store, &group).await?;
+    exercise_leases_parked_and_operations(store, &group).await
+}
 
-    // The five tables and the 64-byte index exist under exactly those names.
+/// The checkpoint operations, plain and `*_in` a transaction.
+async fn exercise_checkpoints(store: &MysqlCheckpointStore, group: &str) -> Result<(), Error> {
+    let group = group.to_owned();
+    store.save(&group, "s", 0, 5).await?;
+    store
+        .save_all(
+            &group,
+            &[Checkpoint::new("s", 1, 6), Checkpoint::new("t", 0, 1)],
+        )
+        .await?;
+    assert_eq!(store.load(&group, "s", 1).await?, Some(6));
+    assert_eq!(store.list(&group).await?.len(), 3);
+    assert_eq!(store.claim(&group, "x", 0, FINGERPRINT, 2).await?, 2);
+    store.advance(&group, "x", 0, 2, 3).await?;
+    let mut transaction = store.pool().begin().await.map_err(|error| {
+        Error::backend("mysql", checkpoint_core::Operation::Advance, true, error)
+    })?;
+    store
+        .advance_in(&mut transaction, &group, "x", 0, 3, 4)
+        .await?;
+    store.save_in(&mut transaction, &group, "s", 0, 9).await?;
+    assert_eq!(store.list_in(&mut transaction, &group).await?.len(), 4);
+    transaction.commit().await.map_err(|error| {
+        Error::backend("mysql", checkpoint_core::Operation::Commit, true, error)
+    })?;
+    assert_eq!(store.load(&group, "x", 0).await?, Some(4));
+    Ok(())
+}
+
+/// Leases and heartbeats, parked entries and the operations API.
+async fn exercise_leases_parked_and_operations(
+    store: &MysqlCheckpointStore,
+    group: &str,
+) -> Result<(), Error> {
+    let group = group.to_owned();
+    // Leases and heartbeats.
+    let lease = Duration::from_secs(5);
+    let acquired = store.acquire(&group, "s", "w", &[0, 1], lease).await?;
+    assert_eq!(acquired.granted.len(), 2);
+    assert_eq!(store.renew(&group, "s", "w", lease).await?.len(), 2);
+    assert_eq!(store.leases(&group, "s").await?.owners.len(), 1);
+    assert_eq!(store.leave(&group, "s", "w").await?, [0, 1]);
+    // Parked entries.
+    let entry = ParkedEntry::new("s", 0, 7, "boom", 3);
+    store.park(&group, &entry).await?;
+    assert_eq!(store.parked(&group).await?.len(), 1);
+    assert!(store.retry_parked(&group, "s", 0, 7).await?);
+    assert!(store.unpark(&group, "s", 0, 7).await?);
+    // The operations API.
+    store.start_at(&group, "new", &[(0, 10)]).await?;
+    store.retire(&group, "t").await?;
+    assert_eq!(store.retired(&group).await?, ["t"]);
+    assert_eq!(store.groups().await?, std::slice::from_ref(&group));
+    store.purge(&group, "t").await?;
+    assert!(store.retired(&group).await?.is_empty());
+    assert_eq!(store.list(&group).await?.len(), 4);
+    Ok(())
+}
+
+/// The tables whose names start with `table` and the ones a store on it should have (both
+/// sorted), and the secondary indexes of its lease table, read on an admin connection.
+async fn tables_and_lease_index_named_after(
+    table: &str,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let mut admin = support::admin_connection().await;
     let mut tables: Vec<String> = sqlx::query_scalar(
         "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES \
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE CONCAT(?, '%')",
     )
-    .bind(&table)
+    .bind(table)
     .fetch_all(&mut admin)
     .await
     .unwrap();
@@ -588,9 +624,5 @@ async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() 
     .await
     .unwrap();
     drop(admin);
-    drop_tables(store).await;
-    outcome.unwrap_or_else(|error| panic!("{}", checkpoint_conformance::error_chain(&error)));
-    assert_eq!(tables, want);
-    assert_eq!(index, [format!("{table}_leases_by_owner")]);
-    assert_eq!(index[0].len(), 64);
+    (tables, want, index)
 }

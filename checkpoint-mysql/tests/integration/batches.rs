@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use checkpoint_conformance::fresh_group;
 use checkpoint_core::{Checkpoint, CheckpointAdmin, CheckpointStore};
+use checkpoint_mysql::MysqlCheckpointStore;
 
 use crate::support;
 
@@ -82,7 +83,40 @@ async fn positions_and_partitions_at_their_limits_go_through_json_exactly() {
 async fn names_that_need_json_escaping_round_trip() {
     let store = support::store().await;
     let group = fresh_group("batch-names");
-    let names = [
+    let names = awkward_names();
+    let batch: Vec<Checkpoint> = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| Checkpoint::new(name.as_str(), 7, index as u64 + 1))
+        .collect();
+    store.save_all(&group, &batch).await.expect("save_all");
+    for checkpoint in &batch {
+        assert_eq!(
+            store
+                .load(&group, &checkpoint.subscription, 7)
+                .await
+                .expect("load"),
+            Some(checkpoint.position),
+            "{:?}",
+            checkpoint.subscription
+        );
+    }
+    let mut listed = store.list(&group).await.expect("list");
+    listed.sort();
+    let mut expected = batch.clone();
+    expected.sort();
+    assert_eq!(listed, expected);
+
+    // The table holds exactly these bytes.
+    assert_rows_hold_exactly_these_bytes(&group, &batch).await;
+
+    // A second batch, lower for some names and higher for others: each moves only its own key.
+    assert_a_second_batch_moves_only_its_own_keys(&store, &group, &batch).await;
+}
+
+/// Names that need escaping in JSON, and names a collation would take for one another.
+fn awkward_names() -> Vec<String> {
+    [
         "quote\"",
         "back\\slash",
         "\\u0041 not an escape",
@@ -106,36 +140,19 @@ async fn names_that_need_json_escaping_round_trip() {
         "日本語の名前",
         &"😀".repeat(128),                 // 512 bytes, 128 characters
         &format!("{}  ", "x".repeat(510)), // 512 bytes, two trailing spaces
-    ];
-    let batch: Vec<Checkpoint> = names
-        .iter()
-        .enumerate()
-        .map(|(index, name)| Checkpoint::new(*name, 7, index as u64 + 1))
-        .collect();
-    store.save_all(&group, &batch).await.expect("save_all");
-    for checkpoint in &batch {
-        assert_eq!(
-            store
-                .load(&group, &checkpoint.subscription, 7)
-                .await
-                .expect("load"),
-            Some(checkpoint.position),
-            "{:?}",
-            checkpoint.subscription
-        );
-    }
-    let mut listed = store.list(&group).await.expect("list");
-    listed.sort();
-    let mut expected = batch.clone();
-    expected.sort();
-    assert_eq!(listed, expected);
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
 
-    // The table holds exactly these bytes.
+/// The rows of `group`'s partition 7 in the checkpoint table are exactly `batch`'s names (as
+/// bytes) and positions.
+async fn assert_rows_hold_exactly_these_bytes(group: &str, batch: &[Checkpoint]) {
     let mut admin = support::admin_connection().await;
     let mut rows: Vec<(Vec<u8>, i64)> = sqlx::query_as(
         "SELECT subscription, position FROM checkpoints WHERE group_name = ? AND partition_id = 7",
     )
-    .bind(&group)
+    .bind(group)
     .fetch_all(&mut admin)
     .await
     .expect("read the rows");
@@ -151,8 +168,15 @@ async fn names_that_need_json_escaping_round_trip() {
         .collect();
     want.sort();
     assert_eq!(rows, want);
+}
 
-    // A second batch, lower for some names and higher for others: each moves only its own key.
+/// Saves `batch` again, every even entry at 0 (lower) and every odd one 100 higher, and checks
+/// each name moved only its own key.
+async fn assert_a_second_batch_moves_only_its_own_keys(
+    store: &MysqlCheckpointStore,
+    group: &str,
+    batch: &[Checkpoint],
+) {
     let again: Vec<Checkpoint> = batch
         .iter()
         .enumerate()
@@ -161,7 +185,7 @@ async fn names_that_need_json_escaping_round_trip() {
             Checkpoint::new(c.subscription.clone(), 7, position)
         })
         .collect();
-    store.save_all(&group, &again).await.expect("save_all");
+    store.save_all(group, &again).await.expect("save_all");
     for (index, checkpoint) in batch.iter().enumerate() {
         let want = if index % 2 == 0 {
             checkpoint.position
@@ -170,7 +194,7 @@ async fn names_that_need_json_escaping_round_trip() {
         };
         assert_eq!(
             store
-                .load(&group, &checkpoint.subscription, 7)
+                .load(group, &checkpoint.subscription, 7)
                 .await
                 .unwrap(),
             Some(want),

@@ -29,7 +29,7 @@ use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
 use checkpoint_conformance::{AuditedStore, ErrorTally, error_chain, fresh_group};
 use checkpoint_core::{
-    CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore, Operation,
+    Acquired, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore, Operation,
 };
 use checkpoint_mysql::MysqlCheckpointStore;
 use sqlx::mysql::MySqlPoolOptions;
@@ -137,29 +137,14 @@ where
 /// back. After 5 s idle the pool pings first, so a kill then costs no call at all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_idle_connections_cost_one_retryable_failure_each() {
-    const IDLE: usize = 3;
     let server = OwnMariadb::start().await;
     let (database, options) = ("test".to_owned(), server.options());
     let store = MysqlCheckpointStore::connect_with(options).await.unwrap();
     store.migrate().await.unwrap();
     let mut admin = server.admin().await;
-    let group = fresh_group("kill-idle");
-    let fingerprint = Fingerprint::from_bytes([4; 32]);
-    store.save(&group, "s", 0, 1).await.unwrap();
-    assert_eq!(
-        store.claim(&group, "x", 0, fingerprint, 0).await.unwrap(),
-        0
-    );
-    let lease = Duration::from_secs(60);
-    let acquired = store
-        .acquire(&group, "s", "a", &[0, 1], lease)
-        .await
-        .unwrap();
-    assert_eq!(acquired.granted.len(), 2);
+    let mut rounds = IdleRounds::set_up(&store).await;
 
     let mut report = Vec::new();
-    let mut position = 1;
-    let mut exclusive = 0;
     // Each round: the pool holds IDLE idle connections, all killed; then one kind of call
     // until it succeeds.
     for round in [
@@ -169,90 +154,8 @@ async fn killed_idle_connections_cost_one_retryable_failure_each() {
         let killed = kill_and_wait(&mut admin, &database).await;
         assert!(killed.len() >= IDLE, "{round}: killed only {killed:?}");
         let attempts = killed.len() + 1;
-        let failures = match round {
-            "save" => {
-                position += 1;
-                until_ok(round, attempts, || store.save(&group, "s", 0, position))
-                    .await
-                    .1
-            }
-            "load" => {
-                let (loaded, failures) =
-                    until_ok(round, attempts, || store.load(&group, "s", 0)).await;
-                assert_eq!(loaded, Some(position));
-                failures
-            }
-            "list" => {
-                let (listed, failures) = until_ok(round, attempts, || store.list(&group)).await;
-                assert_eq!(listed.len(), 2);
-                failures
-            }
-            "claim" => {
-                let (from, failures) = until_ok(round, attempts, || {
-                    store.claim(&group, "x", 0, fingerprint, 0)
-                })
-                .await;
-                assert_eq!(from, exclusive);
-                failures
-            }
-            "advance" => {
-                // A failed advance never reached a live session: it changed nothing, and the
-                // same step is taken again.
-                let failures = until_ok(round, attempts, || {
-                    store.advance(&group, "x", 0, exclusive, exclusive + 5)
-                })
-                .await
-                .1;
-                exclusive += 5;
-                failures
-            }
-            "acquire" => {
-                let (again, failures) = until_ok(round, attempts, || {
-                    store.acquire(&group, "s", "a", &[0], lease)
-                })
-                .await;
-                assert_eq!(again.granted, acquired.granted, "same leases, same epochs");
-                failures
-            }
-            "renew" => {
-                let (renewed, failures) =
-                    until_ok(round, attempts, || store.renew(&group, "s", "a", lease)).await;
-                assert_eq!(renewed, acquired.granted);
-                failures
-            }
-            "leases" => {
-                let (table, failures) =
-                    until_ok(round, attempts, || store.leases(&group, "s")).await;
-                let held: Vec<(u32, &str, u64)> = table
-                    .leases
-                    .iter()
-                    .map(|l| (l.partition, l.owner.as_str(), l.epoch))
-                    .collect();
-                let expected: Vec<(u32, &str, u64)> = acquired
-                    .granted
-                    .iter()
-                    .map(|l| (l.partition, "a", l.epoch))
-                    .collect();
-                assert_eq!(held, expected);
-                failures
-            }
-            _ => {
-                let (released, failures) =
-                    until_ok(round, attempts, || store.release(&group, "s", "a", &[0])).await;
-                // The failed attempts never ran: the one that succeeded released it.
-                assert_eq!(released.released, [0]);
-                failures
-            }
-        };
-        // Each killed connection was handed to one call, which failed; sqlx's ping on its
-        // return closed it; the next call opened a new one.
-        assert_eq!(failures.len(), killed.len(), "{round}: {failures:#?}");
-        for failure in &failures {
-            assert!(
-                failure.contains("mysql") && !failure.contains("timed out"),
-                "{round}: {failure}"
-            );
-        }
+        let failures = rounds.call_until_ok(&store, round, attempts).await;
+        assert_one_retryable_failure_per_kill(round, &killed, &failures);
         report.push((round, killed.len(), failures.len()));
         if round == "save" {
             eprintln!(
@@ -269,26 +172,213 @@ async fn killed_idle_connections_cost_one_retryable_failure_each() {
         failed > 0,
         "no call met a killed connection: the fault never hit"
     );
-    assert_eq!(store.load(&group, "s", 0).await.unwrap(), Some(position));
-    assert_eq!(store.load(&group, "x", 0).await.unwrap(), Some(exclusive));
+    let (group, position) = (&rounds.group, rounds.position);
+    assert_eq!(store.load(group, "s", 0).await.unwrap(), Some(position));
+    assert_eq!(
+        store.load(group, "x", 0).await.unwrap(),
+        Some(rounds.exclusive)
+    );
 
+    assert_a_kill_after_5_s_idle_costs_no_call(&store, &mut admin, &database, group, position)
+        .await;
+    assert_eq!(server.crashes(), Vec::<String>::new(), "the server crashed");
+}
+
+/// The idle connections the pool holds before each round of
+/// `killed_idle_connections_cost_one_retryable_failure_each`, all killed.
+const IDLE: usize = 3;
+
+/// The state the rounds of `killed_idle_connections_cost_one_retryable_failure_each` work on
+/// and expect: a checkpoint `s`/0, an exclusive one `x`/0, and `a`'s leases on `s`.
+struct IdleRounds {
+    group: String,
+    fingerprint: Fingerprint,
+    lease: Duration,
+    acquired: Acquired,
+    /// The position of `s`/0.
+    position: u64,
+    /// The position of the exclusive `x`/0.
+    exclusive: u64,
+}
+
+impl IdleRounds {
+    /// Saves `s`/0 at 1, claims `x`/0 from 0, and acquires partitions 0 and 1 of `s` for `a`.
+    async fn set_up(store: &MysqlCheckpointStore) -> Self {
+        let group = fresh_group("kill-idle");
+        let fingerprint = Fingerprint::from_bytes([4; 32]);
+        store.save(&group, "s", 0, 1).await.unwrap();
+        assert_eq!(
+            store.claim(&group, "x", 0, fingerprint, 0).await.unwrap(),
+            0
+        );
+        let lease = Duration::from_secs(60);
+        let acquired = store
+            .acquire(&group, "s", "a", &[0, 1], lease)
+            .await
+            .unwrap();
+        assert_eq!(acquired.granted.len(), 2);
+        Self {
+            group,
+            fingerprint,
+            lease,
+            acquired,
+            position: 1,
+            exclusive: 0,
+        }
+    }
+
+    /// The `round`'s kind of call until it succeeds, at most `attempts` times, and the checks
+    /// of what it answered; the failures' texts.
+    async fn call_until_ok(
+        &mut self,
+        store: &MysqlCheckpointStore,
+        round: &str,
+        attempts: usize,
+    ) -> Vec<String> {
+        match round {
+            "save" | "load" | "list" | "claim" | "advance" => {
+                self.checkpoint_call_until_ok(store, round, attempts).await
+            }
+            _ => self.lease_call_until_ok(store, round, attempts).await,
+        }
+    }
+
+    /// `call_until_ok` for save, load, list, claim and advance.
+    async fn checkpoint_call_until_ok(
+        &mut self,
+        store: &MysqlCheckpointStore,
+        round: &str,
+        attempts: usize,
+    ) -> Vec<String> {
+        let (group, fingerprint) = (&self.group, self.fingerprint);
+        match round {
+            "save" => {
+                self.position += 1;
+                let position = self.position;
+                until_ok(round, attempts, || store.save(group, "s", 0, position))
+                    .await
+                    .1
+            }
+            "load" => {
+                let (loaded, failures) =
+                    until_ok(round, attempts, || store.load(group, "s", 0)).await;
+                assert_eq!(loaded, Some(self.position));
+                failures
+            }
+            "list" => {
+                let (listed, failures) = until_ok(round, attempts, || store.list(group)).await;
+                assert_eq!(listed.len(), 2);
+                failures
+            }
+            "claim" => {
+                let (from, failures) = until_ok(round, attempts, || {
+                    store.claim(group, "x", 0, fingerprint, 0)
+                })
+                .await;
+                assert_eq!(from, self.exclusive);
+                failures
+            }
+            _ => {
+                // A failed advance never reached a live session: it changed nothing, and the
+                // same step is taken again.
+                let exclusive = self.exclusive;
+                let failures = until_ok(round, attempts, || {
+                    store.advance(group, "x", 0, exclusive, exclusive + 5)
+                })
+                .await
+                .1;
+                self.exclusive += 5;
+                failures
+            }
+        }
+    }
+
+    /// `call_until_ok` for acquire, renew, leases and release.
+    async fn lease_call_until_ok(
+        &self,
+        store: &MysqlCheckpointStore,
+        round: &str,
+        attempts: usize,
+    ) -> Vec<String> {
+        let (group, lease, acquired) = (&self.group, self.lease, &self.acquired);
+        match round {
+            "acquire" => {
+                let (again, failures) = until_ok(round, attempts, || {
+                    store.acquire(group, "s", "a", &[0], lease)
+                })
+                .await;
+                assert_eq!(again.granted, acquired.granted, "same leases, same epochs");
+                failures
+            }
+            "renew" => {
+                let (renewed, failures) =
+                    until_ok(round, attempts, || store.renew(group, "s", "a", lease)).await;
+                assert_eq!(renewed, acquired.granted);
+                failures
+            }
+            "leases" => {
+                let (table, failures) =
+                    until_ok(round, attempts, || store.leases(group, "s")).await;
+                let held: Vec<(u32, &str, u64)> = table
+                    .leases
+                    .iter()
+                    .map(|l| (l.partition, l.owner.as_str(), l.epoch))
+                    .collect();
+                let expected: Vec<(u32, &str, u64)> = acquired
+                    .granted
+                    .iter()
+                    .map(|l| (l.partition, "a", l.epoch))
+                    .collect();
+                assert_eq!(held, expected);
+                failures
+            }
+            _ => {
+                let (released, failures) =
+                    until_ok(round, attempts, || store.release(group, "s", "a", &[0])).await;
+                // The failed attempts never ran: the one that succeeded released it.
+                assert_eq!(released.released, [0]);
+                failures
+            }
+        }
+    }
+}
+
+/// The failures of one round of `killed_idle_connections_cost_one_retryable_failure_each`:
+/// one per connection killed, each a backend error, not a timeout.
+fn assert_one_retryable_failure_per_kill(round: &str, killed: &[i64], failures: &[String]) {
+    // Each killed connection was handed to one call, which failed; sqlx's ping on its
+    // return closed it; the next call opened a new one.
+    assert_eq!(failures.len(), killed.len(), "{round}: {failures:#?}");
+    for failure in failures {
+        assert!(
+            failure.contains("mysql") && !failure.contains("timed out"),
+            "{round}: {failure}"
+        );
+    }
+}
+
+/// Kills the pool's idle connections after they sat idle for 5.3 s: the next save, at
+/// `position + 1`, succeeds at once.
+async fn assert_a_kill_after_5_s_idle_costs_no_call(
+    store: &MysqlCheckpointStore,
+    admin: &mut MySqlConnection,
+    database: &str,
+    group: &str,
+    position: u64,
+) {
     // Idle for longer than 5 s: the pool pings before handing a connection out, finds it dead
     // and opens another; the call does not fail.
-    fill_pool(&store, IDLE).await;
-    let killed = kill_and_wait(&mut admin, &database).await;
+    fill_pool(store, IDLE).await;
+    let killed = kill_and_wait(admin, database).await;
     tokio::time::sleep(Duration::from_millis(5_300)).await;
     let started = Instant::now();
-    store.save(&group, "s", 0, position + 1).await.unwrap();
+    store.save(group, "s", 0, position + 1).await.unwrap();
     eprintln!(
         "KILL of {} connections idle for 5.3 s: the next save succeeded at once, in {:?}",
         killed.len(),
         started.elapsed()
     );
-    assert_eq!(
-        store.load(&group, "s", 0).await.unwrap(),
-        Some(position + 1)
-    );
-    assert_eq!(server.crashes(), Vec::<String>::new(), "the server crashed");
+    assert_eq!(store.load(group, "s", 0).await.unwrap(), Some(position + 1));
 }
 
 /// In each history, after 0 to 2.1 ms, every session of the store is killed (whatever calls
@@ -392,18 +482,7 @@ async fn advances_under_killed_connections() {
         .unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
-    let killer = {
-        let (stop, database) = (Arc::clone(&stop), database.clone());
-        let mut admin = server.admin().await;
-        tokio::spawn(async move {
-            let mut killed = 0;
-            while !stop.load(Ordering::SeqCst) {
-                killed += kill(&mut admin, &database).await.len();
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            killed
-        })
-    };
+    let killer = spawn_killer(&server, &database, &stop).await;
     let (mut failed, mut committed_anyway) = (0u32, 0u32);
     let mut kinds = BTreeSet::new();
     let started = Instant::now();
@@ -414,24 +493,7 @@ async fn advances_under_killed_connections() {
         {
             Ok(()) => position += 1,
             Err(error) => {
-                assert!(
-                    matches!(
-                        error,
-                        Error::Backend {
-                            operation: Operation::Advance,
-                            retryable: true,
-                            ..
-                        }
-                    ),
-                    "at {position}: {error:?}"
-                );
-                kinds.insert(
-                    error_chain(&error)
-                        .split(": ")
-                        .last()
-                        .unwrap_or_default()
-                        .to_owned(),
-                );
+                assert_a_retryable_advance_failure(&error, position, &mut kinds);
                 failed += 1;
                 let crashes = server.crashes();
                 assert!(crashes.is_empty(), "the server crashed: {crashes:?}");
@@ -459,6 +521,48 @@ async fn advances_under_killed_connections() {
     assert!(failed > 0, "no advance met a killed session");
     assert_eq!(store.load(&group, "owner", 0).await.unwrap(), Some(STEPS));
     assert_eq!(server.crashes(), Vec::<String>::new(), "the server crashed");
+}
+
+/// Kills every session of the store in `database` every 50 ms until `stop`; answers the number
+/// of sessions killed.
+async fn spawn_killer(
+    server: &OwnMariadb,
+    database: &str,
+    stop: &Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<usize> {
+    let (stop, database) = (Arc::clone(stop), database.to_owned());
+    let mut admin = server.admin().await;
+    tokio::spawn(async move {
+        let mut killed = 0;
+        while !stop.load(Ordering::SeqCst) {
+            killed += kill(&mut admin, &database).await.len();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        killed
+    })
+}
+
+/// An advance from `position` that failed on a killed session failed retryably; its error's
+/// last cause goes into `kinds`.
+fn assert_a_retryable_advance_failure(error: &Error, position: u64, kinds: &mut BTreeSet<String>) {
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Advance,
+                retryable: true,
+                ..
+            }
+        ),
+        "at {position}: {error:?}"
+    );
+    kinds.insert(
+        error_chain(error)
+            .split(": ")
+            .last()
+            .unwrap_or_default()
+            .to_owned(),
+    );
 }
 
 /// Takes row locks on `(group, subscription, 0)` of every subscription in `subscriptions` of
@@ -678,27 +782,7 @@ async fn a_server_of_our_own_stopped_and_crashed() {
         server.stop_server(crash).await;
         let stop_took = stopped.elapsed();
         // Down: every call fails, retryably, within the store's timeout and a margin.
-        let mut down = Vec::new();
-        for call in ["save", "load", "renew", "save again"] {
-            let started = Instant::now();
-            let result = match call {
-                "load" => store.load(&group, "s", 0).await.map(drop),
-                "renew" => store.renew(&group, "s", "a", lease).await.map(drop),
-                _ => store.save(&group, "s", 0, 100).await,
-            };
-            let took = started.elapsed();
-            let error = result.expect_err("a call to a stopped server must fail");
-            assert!(error.is_retryable(), "{what}, {call}: {error:?}");
-            assert!(
-                took < TIMEOUT + Duration::from_secs(2),
-                "{call} took {took:?}"
-            );
-            let kind = match &error {
-                Error::Timeout { .. } => "timeout".to_owned(),
-                other => error_chain(other),
-            };
-            down.push((call, took, kind));
-        }
+        let down = calls_while_down(&store, &group, lease, TIMEOUT, what).await;
         let restarted = Instant::now();
         server.start_server().await;
         let start_took = restarted.elapsed();
@@ -709,33 +793,7 @@ async fn a_server_of_our_own_stopped_and_crashed() {
             save_until_recovered(&store, &probe, "probe", 0, 1, Duration::from_secs(10))
                 .await
                 .unwrap_or_else(|failure| panic!("{failure}"));
-        // The saves sent while the server was down never reached it.
-        assert_eq!(
-            until_ok("load", 5, || store.load(&group, "s", 0)).await.0,
-            Some(7),
-            "after the {what}"
-        );
-        assert_eq!(store.load(&group, "s", 1).await.unwrap(), Some(9));
-        assert_eq!(store.load(&group, "x", 0).await.unwrap(), Some(3));
-        let table = until_ok("leases", 5, || store.leases(&group, "s")).await.0;
-        let held: Vec<(u32, &str, u64)> = table
-            .leases
-            .iter()
-            .map(|l| (l.partition, l.owner.as_str(), l.epoch))
-            .collect();
-        let expected: Vec<(u32, &str, u64)> = acquired
-            .granted
-            .iter()
-            .map(|l| (l.partition, "a", l.epoch))
-            .collect();
-        assert_eq!(held, expected, "after the {what}");
-        let other = store.acquire(&group, "s", "b", &[1], lease).await.unwrap();
-        assert_eq!(other.refused, [1], "after the {what}");
-        assert_eq!(
-            store.renew(&group, "s", "a", lease).await.unwrap(),
-            acquired.granted,
-            "after the {what}"
-        );
+        assert_checkpoints_and_leases_intact(&store, &group, &acquired, lease, what).await;
         eprintln!(
             "{what} of the server of our own (set up in {set_up:?}): stopped in {stop_took:?}; \
              while down {down:?}; started again in {start_took:?}; a save succeeded after \
@@ -744,6 +802,79 @@ async fn a_server_of_our_own_stopped_and_crashed() {
         fill_pool(&store, 2).await;
     }
     acknowledged_saves_survive_a_crash(&server, &store).await;
+}
+
+/// The calls made while the server is down (save, load, renew, save again): each fails,
+/// retryably, within `timeout` and a margin. Each call's time and error (`timeout` for the
+/// store's own).
+async fn calls_while_down(
+    store: &MysqlCheckpointStore,
+    group: &str,
+    lease: Duration,
+    timeout: Duration,
+    what: &str,
+) -> Vec<(&'static str, Duration, String)> {
+    let mut down = Vec::new();
+    for call in ["save", "load", "renew", "save again"] {
+        let started = Instant::now();
+        let result = match call {
+            "load" => store.load(group, "s", 0).await.map(drop),
+            "renew" => store.renew(group, "s", "a", lease).await.map(drop),
+            _ => store.save(group, "s", 0, 100).await,
+        };
+        let took = started.elapsed();
+        let error = result.expect_err("a call to a stopped server must fail");
+        assert!(error.is_retryable(), "{what}, {call}: {error:?}");
+        assert!(
+            took < timeout + Duration::from_secs(2),
+            "{call} took {took:?}"
+        );
+        let kind = match &error {
+            Error::Timeout { .. } => "timeout".to_owned(),
+            other => error_chain(other),
+        };
+        down.push((call, took, kind));
+    }
+    down
+}
+
+/// After the server's start (`what` it went through): the checkpoints are where they were
+/// before it, and `a` still holds its leases, same epochs, refused to `b` and renewed as they
+/// are.
+async fn assert_checkpoints_and_leases_intact(
+    store: &MysqlCheckpointStore,
+    group: &str,
+    acquired: &Acquired,
+    lease: Duration,
+    what: &str,
+) {
+    // The saves sent while the server was down never reached it.
+    assert_eq!(
+        until_ok("load", 5, || store.load(group, "s", 0)).await.0,
+        Some(7),
+        "after the {what}"
+    );
+    assert_eq!(store.load(group, "s", 1).await.unwrap(), Some(9));
+    assert_eq!(store.load(group, "x", 0).await.unwrap(), Some(3));
+    let table = until_ok("leases", 5, || store.leases(group, "s")).await.0;
+    let held: Vec<(u32, &str, u64)> = table
+        .leases
+        .iter()
+        .map(|l| (l.partition, l.owner.as_str(), l.epoch))
+        .collect();
+    let expected: Vec<(u32, &str, u64)> = acquired
+        .granted
+        .iter()
+        .map(|l| (l.partition, "a", l.epoch))
+        .collect();
+    assert_eq!(held, expected, "after the {what}");
+    let other = store.acquire(group, "s", "b", &[1], lease).await.unwrap();
+    assert_eq!(other.refused, [1], "after the {what}");
+    assert_eq!(
+        store.renew(group, "s", "a", lease).await.unwrap(),
+        acquired.granted,
+        "after the {what}"
+    );
 }
 
 /// Four writers save rising positions as fast as they can; the server is killed under them

@@ -126,6 +126,20 @@ fn assert_pooled(
     );
 }
 
+/// The measurements of `measure_pooled!`: `(name, waited, settled, want)`.
+type Measured = Vec<(&'static str, u64, u64, u64)>;
+
+/// The pool's one connection is the only one the proxy saw (the warm-up prepared every
+/// statement on it); its count, for `assert_pooled`.
+fn assert_one_connection(proxy: &CountingProxy) -> u64 {
+    assert_eq!(
+        proxy.connections(),
+        1,
+        "the pool opened more than one connection"
+    );
+    proxy.connections()
+}
+
 /// The hot path on a connection of the caller's (the `*_in` methods): the statements are all
 /// there is. Every operation is one statement except `claim` (the upsert, then the locking
 /// read of the row: MySQL has no `RETURNING`) and a refused `advance` (the compare-and-set,
@@ -141,104 +155,10 @@ async fn each_operation_on_the_callers_connection_takes_the_statements_the_crate
     let group = fresh_group("round-trips-in");
     let batch = ten_thousand();
 
-    // Warm-up: the first use of each statement on a connection also prepares it (one more
-    // exchange: COM_STMT_PREPARE, then COM_STMT_EXECUTE); sqlx caches the prepared statement
-    // for the connection's life. The refused advance prepares its locking read.
-    proxy.reset();
-    store
-        .save_in(&mut connection, &group, "s", 0, 1)
-        .await
-        .unwrap();
-    assert_eq!(proxy.round_trips(), 2, "a cold save: prepare, execute");
-    store
-        .save_all_in(&mut connection, &group, &batch)
-        .await
-        .unwrap();
-    store
-        .load_in(&mut connection, &group, "s", 0)
-        .await
-        .unwrap();
-    store.list_in(&mut connection, &group).await.unwrap();
-    proxy.reset();
-    store
-        .claim_in(&mut connection, &group, "x", 0, FINGERPRINT, 10)
-        .await
-        .unwrap();
-    assert_eq!(
-        proxy.round_trips(),
-        4,
-        "a cold claim: prepare and execute the upsert, then the read"
-    );
-    store
-        .advance_in(&mut connection, &group, "x", 0, 10, 11)
-        .await
-        .unwrap();
-    store
-        .advance_in(&mut connection, &group, "x", 0, 10, 11)
-        .await
-        .unwrap_err();
+    warm_up_connection(&store, &mut connection, &proxy, &group, &batch).await;
     let connections = proxy.connections();
 
-    // (operation, exchanges counted, statements the store sends)
-    let mut measured = Vec::new();
-    macro_rules! measure {
-        ($name:expr, $want:expr, $call:expr) => {{
-            proxy.reset();
-            let result = $call.await;
-            // Nothing runs in the background on a connection of one's own; a short pause lets
-            // anything late show up in the count all the same.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            measured.push(($name, proxy.round_trips(), $want));
-            result
-        }};
-    }
-    // The upsert.
-    measure!("save", 1, store.save_in(&mut connection, &group, "s", 0, 2)).unwrap();
-    // The upsert over JSON_TABLE(?): 10,000 checkpoints in one parameter, one exchange.
-    let higher = one_higher(&batch);
-    measure!(
-        "save_all of 10,000",
-        1,
-        store.save_all_in(&mut connection, &group, &higher)
-    )
-    .unwrap();
-    // One SELECT.
-    let loaded = measure!("load", 1, store.load_in(&mut connection, &group, "s", 0)).unwrap();
-    assert_eq!(loaded, Some(2));
-    // One SELECT; its 10,002 rows stream back after one request.
-    let listed = measure!("list of 10,002", 1, store.list_in(&mut connection, &group)).unwrap();
-    assert_eq!(listed.len(), 10_002);
-    // The upsert, then the SELECT .. FOR UPDATE of the row.
-    let claimed = measure!(
-        "claim",
-        2,
-        store.claim_in(&mut connection, &group, "x", 0, FINGERPRINT, 10)
-    )
-    .unwrap();
-    assert_eq!(claimed, 11);
-    // The compare-and-set UPDATE, which changes the row.
-    measure!(
-        "advance",
-        1,
-        store.advance_in(&mut connection, &group, "x", 0, 11, 12)
-    )
-    .unwrap();
-    // The UPDATE changes nothing, then the SELECT .. FOR UPDATE finds the checkpoint at 12.
-    let moved = measure!(
-        "advance refused (Moved)",
-        2,
-        store.advance_in(&mut connection, &group, "x", 0, 11, 13)
-    );
-    assert!(
-        matches!(
-            moved,
-            Err(checkpoint_core::Error::Moved {
-                expected: 11,
-                current: Some(12)
-            })
-        ),
-        "{moved:?}"
-    );
+    let measured = measure_on_connection(&store, &mut connection, &proxy, &group, &batch).await;
 
     println!("round trips on the caller's connection (name, counted, statements): {measured:?}");
     assert_eq!(
@@ -256,111 +176,110 @@ async fn each_operation_on_the_callers_connection_takes_the_statements_the_crate
     );
 }
 
-/// The hot path through the store's pool: the caller waits for the same statements as on a
-/// connection of its own, and then the pool pings the connection as it takes it back.
-#[tokio::test(flavor = "current_thread")]
-async fn each_operation_through_the_pool_takes_its_statements_and_a_release_ping() {
-    let proxy = proxy().await;
-    let store = pooled_through(&proxy).await;
-    let group = fresh_group("round-trips-pool");
-    let batch = ten_thousand();
-
-    // Warm-up, settling after each call: a call made before the previous connection is back
-    // in the pool would open a second connection, where the statements are not prepared yet.
-    store.save(&group, "s", 0, 1).await.unwrap();
-    settle(&store).await;
-    store.save_all(&group, &batch).await.unwrap();
-    settle(&store).await;
-    store.load(&group, "s", 0).await.unwrap();
-    settle(&store).await;
-    store.list(&group).await.unwrap();
-    settle(&store).await;
-    store.claim(&group, "x", 0, FINGERPRINT, 10).await.unwrap();
-    settle(&store).await;
-    store.advance(&group, "x", 0, 10, 11).await.unwrap();
-    settle(&store).await;
-    store.advance(&group, "x", 0, 10, 11).await.unwrap_err();
-    settle(&store).await;
+/// Every hot-path statement once on `connection`, checking that a cold one is also prepared.
+async fn warm_up_connection(
+    store: &MysqlCheckpointStore,
+    connection: &mut MySqlConnection,
+    proxy: &CountingProxy,
+    group: &str,
+    batch: &[Checkpoint],
+) {
+    // Warm-up: the first use of each statement on a connection also prepares it (one more
+    // exchange: COM_STMT_PREPARE, then COM_STMT_EXECUTE); sqlx caches the prepared statement
+    // for the connection's life. The refused advance prepares its locking read.
+    proxy.reset();
+    store
+        .save_in(&mut *connection, group, "s", 0, 1)
+        .await
+        .unwrap();
+    assert_eq!(proxy.round_trips(), 2, "a cold save: prepare, execute");
+    store
+        .save_all_in(&mut *connection, group, batch)
+        .await
+        .unwrap();
+    store
+        .load_in(&mut *connection, group, "s", 0)
+        .await
+        .unwrap();
+    store.list_in(&mut *connection, group).await.unwrap();
+    proxy.reset();
+    store
+        .claim_in(&mut *connection, group, "x", 0, FINGERPRINT, 10)
+        .await
+        .unwrap();
     assert_eq!(
-        proxy.connections(),
-        1,
-        "the pool opened more than one connection"
+        proxy.round_trips(),
+        4,
+        "a cold claim: prepare and execute the upsert, then the read"
     );
-    let connections = proxy.connections();
+    store
+        .advance_in(&mut *connection, group, "x", 0, 10, 11)
+        .await
+        .unwrap();
+    store
+        .advance_in(&mut *connection, group, "x", 0, 10, 11)
+        .await
+        .unwrap_err();
+}
 
+/// Each hot-path operation on `connection`, counted, with the checks of what it answered:
+/// `(operation, exchanges counted, statements the store sends)`.
+async fn measure_on_connection(
+    store: &MysqlCheckpointStore,
+    connection: &mut MySqlConnection,
+    proxy: &CountingProxy,
+    group: &str,
+    batch: &[Checkpoint],
+) -> Vec<(&'static str, u64, u64)> {
+    // (operation, exchanges counted, statements the store sends)
     let mut measured = Vec::new();
+    macro_rules! measure {
+        ($name:expr, $want:expr, $call:expr) => {{
+            proxy.reset();
+            let result = $call.await;
+            // Nothing runs in the background on a connection of one's own; a short pause lets
+            // anything late show up in the count all the same.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            measured.push(($name, proxy.round_trips(), $want));
+            result
+        }};
+    }
     // The upsert.
-    measure_pooled!(
-        measured,
-        proxy,
-        store,
-        "save",
-        1,
-        store.save(&group, "s", 0, 2)
-    )
-    .unwrap();
-    // The upsert over JSON_TABLE(?), one parameter for the 10,000.
-    let higher = one_higher(&batch);
-    measure_pooled!(
-        measured,
-        proxy,
-        store,
+    measure!("save", 1, store.save_in(&mut *connection, group, "s", 0, 2)).unwrap();
+    // The upsert over JSON_TABLE(?): 10,000 checkpoints in one parameter, one exchange.
+    let higher = one_higher(batch);
+    measure!(
         "save_all of 10,000",
         1,
-        store.save_all(&group, &higher)
+        store.save_all_in(&mut *connection, group, &higher)
     )
     .unwrap();
     // One SELECT.
-    let loaded = measure_pooled!(
-        measured,
-        proxy,
-        store,
-        "load",
-        1,
-        store.load(&group, "s", 0)
-    )
-    .unwrap();
+    let loaded = measure!("load", 1, store.load_in(&mut *connection, group, "s", 0)).unwrap();
     assert_eq!(loaded, Some(2));
-    // One SELECT, 10,002 rows.
-    let listed = measure_pooled!(
-        measured,
-        proxy,
-        store,
-        "list of 10,002",
-        1,
-        store.list(&group)
-    )
-    .unwrap();
+    // One SELECT; its 10,002 rows stream back after one request.
+    let listed = measure!("list of 10,002", 1, store.list_in(&mut *connection, group)).unwrap();
     assert_eq!(listed.len(), 10_002);
     // The upsert, then the SELECT .. FOR UPDATE of the row.
-    let claimed = measure_pooled!(
-        measured,
-        proxy,
-        store,
+    let claimed = measure!(
         "claim",
         2,
-        store.claim(&group, "x", 0, FINGERPRINT, 10)
+        store.claim_in(&mut *connection, group, "x", 0, FINGERPRINT, 10)
     )
     .unwrap();
     assert_eq!(claimed, 11);
-    // The compare-and-set UPDATE.
-    measure_pooled!(
-        measured,
-        proxy,
-        store,
+    // The compare-and-set UPDATE, which changes the row.
+    measure!(
         "advance",
         1,
-        store.advance(&group, "x", 0, 11, 12)
+        store.advance_in(&mut *connection, group, "x", 0, 11, 12)
     )
     .unwrap();
-    // The UPDATE that changes nothing, then the SELECT .. FOR UPDATE.
-    let moved = measure_pooled!(
-        measured,
-        proxy,
-        store,
+    // The UPDATE changes nothing, then the SELECT .. FOR UPDATE finds the checkpoint at 12.
+    let moved = measure!(
         "advance refused (Moved)",
         2,
-        store.advance(&group, "x", 0, 11, 13)
+        store.advance_in(&mut *connection, group, "x", 0, 11, 13)
     );
     assert!(
         matches!(
@@ -372,6 +291,24 @@ async fn each_operation_through_the_pool_takes_its_statements_and_a_release_ping
         ),
         "{moved:?}"
     );
+    measured
+}
+
+/// The hot path through the store's pool: the caller waits for the same statements as on a
+/// connection of its own, and then the pool pings the connection as it takes it back.
+#[tokio::test(flavor = "current_thread")]
+async fn each_operation_through_the_pool_takes_its_statements_and_a_release_ping() {
+    let proxy = proxy().await;
+    let store = pooled_through(&proxy).await;
+    let group = fresh_group("round-trips-pool");
+    let batch = ten_thousand();
+
+    warm_up_pool(&store, &group, &batch).await;
+    let connections = assert_one_connection(&proxy);
+
+    let mut measured = Vec::new();
+    measure_pooled_plain_calls(&mut measured, &proxy, &store, &group, &batch).await;
+    measure_pooled_exclusive_calls(&mut measured, &proxy, &store, &group).await;
 
     assert_pooled(
         "the hot path through the pool",
@@ -381,36 +318,167 @@ async fn each_operation_through_the_pool_takes_its_statements_and_a_release_ping
     );
 }
 
+/// Every hot-path statement once through the pool.
+async fn warm_up_pool(store: &MysqlCheckpointStore, group: &str, batch: &[Checkpoint]) {
+    // Warm-up, settling after each call: a call made before the previous connection is back
+    // in the pool would open a second connection, where the statements are not prepared yet.
+    store.save(group, "s", 0, 1).await.unwrap();
+    settle(store).await;
+    store.save_all(group, batch).await.unwrap();
+    settle(store).await;
+    store.load(group, "s", 0).await.unwrap();
+    settle(store).await;
+    store.list(group).await.unwrap();
+    settle(store).await;
+    store.claim(group, "x", 0, FINGERPRINT, 10).await.unwrap();
+    settle(store).await;
+    store.advance(group, "x", 0, 10, 11).await.unwrap();
+    settle(store).await;
+    store.advance(group, "x", 0, 10, 11).await.unwrap_err();
+    settle(store).await;
+}
+
+/// save, save_all, load and list through the pool, measured, and the checks of their answers.
+async fn measure_pooled_plain_calls(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+    batch: &[Checkpoint],
+) {
+    // The upsert.
+    measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "save",
+        1,
+        store.save(group, "s", 0, 2)
+    )
+    .unwrap();
+    // The upsert over JSON_TABLE(?), one parameter for the 10,000.
+    let higher = one_higher(batch);
+    measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "save_all of 10,000",
+        1,
+        store.save_all(group, &higher)
+    )
+    .unwrap();
+    // One SELECT.
+    let loaded =
+        measure_pooled!(measured, proxy, store, "load", 1, store.load(group, "s", 0)).unwrap();
+    assert_eq!(loaded, Some(2));
+    // One SELECT, 10,002 rows.
+    let listed = measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "list of 10,002",
+        1,
+        store.list(group)
+    )
+    .unwrap();
+    assert_eq!(listed.len(), 10_002);
+}
+
+/// claim, advance and a refused advance through the pool, measured, and the checks of their
+/// answers.
+async fn measure_pooled_exclusive_calls(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+) {
+    // The upsert, then the SELECT .. FOR UPDATE of the row.
+    let claimed = measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "claim",
+        2,
+        store.claim(group, "x", 0, FINGERPRINT, 10)
+    )
+    .unwrap();
+    assert_eq!(claimed, 11);
+    // The compare-and-set UPDATE.
+    measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "advance",
+        1,
+        store.advance(group, "x", 0, 11, 12)
+    )
+    .unwrap();
+    // The UPDATE that changes nothing, then the SELECT .. FOR UPDATE.
+    let moved = measure_pooled!(
+        measured,
+        proxy,
+        store,
+        "advance refused (Moved)",
+        2,
+        store.advance(group, "x", 0, 11, 13)
+    );
+    assert!(
+        matches!(
+            moved,
+            Err(checkpoint_core::Error::Moved {
+                expected: 11,
+                current: Some(12)
+            })
+        ),
+        "{moved:?}"
+    );
+}
+
 /// The operations API through the pool. `groups` and `retired` are one `SELECT`; `start_at`,
 /// `retire` and `purge` are each one transaction, so `BEGIN` and `COMMIT` (or `ROLLBACK` when
 /// refused) around the statements the crate doc lists.
 #[tokio::test(flavor = "current_thread")]
 async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
-    use checkpoint_core::CheckpointAdmin;
-
     let proxy = proxy().await;
     let store = pooled_through(&proxy).await;
     let group = fresh_group("round-trips-admin");
-    // Warm-up, so every statement is prepared on the pool's one connection (the purge of a
-    // retired subscription runs all of purge's statements).
-    store.start_at(&group, "warm", &[(0, 1)]).await.unwrap();
-    settle(&store).await;
-    store.retire(&group, "warm").await.unwrap();
-    settle(&store).await;
-    store.retired(&group).await.unwrap();
-    settle(&store).await;
-    store.purge(&group, "warm").await.unwrap();
-    settle(&store).await;
-    store.groups().await.unwrap();
-    settle(&store).await;
-    assert_eq!(
-        proxy.connections(),
-        1,
-        "the pool opened more than one connection"
-    );
-    let connections = proxy.connections();
+    warm_up_operations(&store, &group).await;
+    let connections = assert_one_connection(&proxy);
 
     let mut measured = Vec::new();
+    measure_start_at_and_refusals(&mut measured, &proxy, &store, &group).await;
+    measure_retire_and_purge(&mut measured, &proxy, &store, &group).await;
+
+    assert_pooled("the operations API", &proxy, connections, &measured);
+}
+
+/// Every statement of the operations API once through the pool.
+async fn warm_up_operations(store: &MysqlCheckpointStore, group: &str) {
+    use checkpoint_core::CheckpointAdmin;
+
+    // Warm-up, so every statement is prepared on the pool's one connection (the purge of a
+    // retired subscription runs all of purge's statements).
+    store.start_at(group, "warm", &[(0, 1)]).await.unwrap();
+    settle(store).await;
+    store.retire(group, "warm").await.unwrap();
+    settle(store).await;
+    store.retired(group).await.unwrap();
+    settle(store).await;
+    store.purge(group, "warm").await.unwrap();
+    settle(store).await;
+    store.groups().await.unwrap();
+    settle(store).await;
+}
+
+/// start_at, then the refused start_at and purge, measured, and the checks of their answers.
+async fn measure_start_at_and_refusals(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+) {
+    use checkpoint_core::CheckpointAdmin;
+
     // BEGIN; presence (tombstone? checkpoints?, locking reads); the INSERT over JSON_TABLE(?)
     // of every partition; COMMIT.
     measure_pooled!(
@@ -419,7 +487,7 @@ async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
         store,
         "start_at",
         4,
-        store.start_at(&group, "s", &[(0, 5), (1, 6)])
+        store.start_at(group, "s", &[(0, 5), (1, 6)])
     )
     .unwrap();
     // BEGIN; presence finds checkpoints (Exists); ROLLBACK.
@@ -429,7 +497,7 @@ async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
         store,
         "start_at refused (Exists)",
         3,
-        store.start_at(&group, "s", &[(2, 5)])
+        store.start_at(group, "s", &[(2, 5)])
     );
     assert!(
         matches!(exists, Err(checkpoint_core::Error::Exists { .. })),
@@ -442,9 +510,21 @@ async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
         store,
         "purge refused (NotRetired)",
         3,
-        store.purge(&group, "s")
+        store.purge(group, "s")
     );
     assert!(live.is_err(), "{live:?}");
+}
+
+/// retire, retired, purge, a purge of nothing and groups, measured, and the checks of their
+/// answers.
+async fn measure_retire_and_purge(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+) {
+    use checkpoint_core::CheckpointAdmin;
+
     // BEGIN; the tombstone; DELETE of the checkpoints; COMMIT.
     measure_pooled!(
         measured,
@@ -452,16 +532,16 @@ async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
         store,
         "retire",
         4,
-        store.retire(&group, "s")
+        store.retire(group, "s")
     )
     .unwrap();
     // One SELECT.
     let retired =
-        measure_pooled!(measured, proxy, store, "retired", 1, store.retired(&group)).unwrap();
+        measure_pooled!(measured, proxy, store, "retired", 1, store.retired(group)).unwrap();
     assert_eq!(retired, ["s"]);
     // BEGIN; presence finds the tombstone; DELETE of the tombstone, of any checkpoint left, of
     // the leases and of the heartbeats; COMMIT.
-    measure_pooled!(measured, proxy, store, "purge", 7, store.purge(&group, "s")).unwrap();
+    measure_pooled!(measured, proxy, store, "purge", 7, store.purge(group, "s")).unwrap();
     // BEGIN; presence finds nothing; COMMIT.
     measure_pooled!(
         measured,
@@ -469,13 +549,11 @@ async fn the_operations_api_takes_its_statements_and_begin_and_commit() {
         store,
         "purge of nothing",
         3,
-        store.purge(&group, "never")
+        store.purge(group, "never")
     )
     .unwrap();
     // One SELECT.
     measure_pooled!(measured, proxy, store, "groups", 1, store.groups()).unwrap();
-
-    assert_pooled("the operations API", &proxy, connections, &measured);
 }
 
 /// Every lease statement once, so each is prepared on the pool's one connection.
@@ -508,22 +586,33 @@ async fn warm_up_leases(store: &MysqlCheckpointStore, group: &str) {
 /// the number of partitions or of leases renewed (1, then 100).
 #[tokio::test(flavor = "current_thread")]
 async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
-    use checkpoint_core::LeaseStore;
-
     let proxy = proxy().await;
     let store = pooled_through(&proxy).await;
     let group = fresh_group("round-trips-leases");
     let duration = Duration::from_secs(30);
     warm_up_leases(&store, &group).await;
-    assert_eq!(
-        proxy.connections(),
-        1,
-        "the pool opened more than one connection"
-    );
-    let connections = proxy.connections();
-    let hundred: Vec<u32> = (1..=100).collect();
+    let connections = assert_one_connection(&proxy);
 
     let mut measured = Vec::new();
+    measure_acquire_and_renew(&mut measured, &proxy, &store, &group, duration).await;
+    measure_heartbeat_only_and_refused_renew(&mut measured, &proxy, &store, &group, duration).await;
+    measure_handover_leases_release_and_leave(&mut measured, &proxy, &store, &group, duration)
+        .await;
+
+    assert_pooled("the leases", &proxy, connections, &measured);
+}
+
+/// acquire and renew of 1 and of 100 leases, measured, and the checks of their answers.
+async fn measure_acquire_and_renew(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+    duration: Duration,
+) {
+    use checkpoint_core::LeaseStore;
+
+    let hundred: Vec<u32> = (1..=100).collect();
     // acquire: BEGIN; the clock and tombstone; the heartbeat's upsert; the UPDATE extending
     // the owner's live leases; the grant over JSON_TABLE(?); the SELECT of the owner's live
     // leases; COMMIT.
@@ -533,7 +622,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "acquire of 1",
         7,
-        store.acquire(&group, "t", "a", &[0], duration)
+        store.acquire(group, "t", "a", &[0], duration)
     )
     .unwrap();
     assert_eq!(acquired.granted.len(), 1);
@@ -545,7 +634,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "renew of 1 lease",
         6,
-        store.renew(&group, "t", "a", duration)
+        store.renew(group, "t", "a", duration)
     )
     .unwrap();
     assert_eq!(renewed.len(), 1);
@@ -555,7 +644,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "acquire of 100",
         7,
-        store.acquire(&group, "u", "a", &hundred, duration)
+        store.acquire(group, "u", "a", &hundred, duration)
     )
     .unwrap();
     assert_eq!(acquired.granted.len(), 100);
@@ -565,10 +654,23 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "renew of 100 leases",
         6,
-        store.renew(&group, "u", "a", duration)
+        store.renew(group, "u", "a", duration)
     )
     .unwrap();
     assert_eq!(renewed.len(), 100);
+}
+
+/// An acquire of no partition (the heartbeat only) and a refused renew, measured, and the
+/// checks of their answers.
+async fn measure_heartbeat_only_and_refused_renew(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+    duration: Duration,
+) {
+    use checkpoint_core::LeaseStore;
+
     // No partition asked for: the grant is left out.
     let acquired = measure_pooled!(
         measured,
@@ -576,7 +678,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "acquire of none (heartbeat only)",
         6,
-        store.acquire(&group, "u", "b", &[], duration)
+        store.acquire(group, "u", "b", &[], duration)
     )
     .unwrap();
     assert!(acquired.granted.is_empty());
@@ -587,19 +689,32 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "renew refused (NotHeld)",
         4,
-        store.renew(&group, "u", "nobody", duration)
+        store.renew(group, "u", "nobody", duration)
     );
     assert!(
         matches!(not_held, Err(checkpoint_core::Error::NotHeld { .. })),
         "{not_held:?}"
     );
+}
+
+/// An acquire of 3, then request_handover, leases, release (of some held, then of none) and
+/// leave, measured, and the checks of their answers.
+async fn measure_handover_leases_release_and_leave(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+    duration: Duration,
+) {
+    use checkpoint_core::LeaseStore;
+
     let acquired = measure_pooled!(
         measured,
         proxy,
         store,
         "acquire of 3",
         7,
-        store.acquire(&group, "s", "a", &[2, 0, 1], duration)
+        store.acquire(group, "s", "a", &[2, 0, 1], duration)
     )
     .unwrap();
     assert_eq!(acquired.granted.len(), 3);
@@ -610,7 +725,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "request_handover",
         4,
-        store.request_handover(&group, "s", "b", &[0, 1])
+        store.request_handover(group, "s", "b", &[0, 1])
     )
     .unwrap();
     // BEGIN; the clock; the live leases; the live owners; COMMIT.
@@ -620,7 +735,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "leases",
         5,
-        store.leases(&group, "s")
+        store.leases(group, "s")
     )
     .unwrap();
     assert_eq!(table.leases.len(), 3);
@@ -631,7 +746,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "release",
         5,
-        store.release(&group, "s", "a", &[0, 5])
+        store.release(group, "s", "a", &[0, 5])
     )
     .unwrap();
     assert_eq!((released.released, released.not_held), (vec![0], vec![5]));
@@ -642,7 +757,7 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "release of none held",
         4,
-        store.release(&group, "s", "a", &[0])
+        store.release(group, "s", "a", &[0])
     )
     .unwrap();
     assert_eq!((released.released, released.not_held), (vec![], vec![0]));
@@ -654,64 +769,68 @@ async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
         store,
         "leave",
         6,
-        store.leave(&group, "s", "a")
+        store.leave(group, "s", "a")
     )
     .unwrap();
     assert_eq!(left, [1, 2]);
-
-    assert_pooled("the leases", &proxy, connections, &measured);
 }
 
 /// The parked entries through the pool: each operation one statement in autocommit mode, as
 /// the crate doc's Costs table says.
 #[tokio::test(flavor = "current_thread")]
 async fn each_parked_operation_is_one_statement() {
-    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
-
     let proxy = proxy().await;
     let store = pooled_through(&proxy).await;
     let group = fresh_group("round-trips-parked");
-    // Warm-up, so every statement is prepared on the pool's one connection.
-    let warm = ParkedEntry::new("warm", 0, 1, "boom", 1);
-    store.park(&group, &warm).await.unwrap();
-    settle(&store).await;
-    store.parked(&group).await.unwrap();
-    settle(&store).await;
-    store.retry_parked(&group, "warm", 0, 1).await.unwrap();
-    settle(&store).await;
-    store.unpark(&group, "warm", 0, 1).await.unwrap();
-    settle(&store).await;
-    assert_eq!(
-        proxy.connections(),
-        1,
-        "the pool opened more than one connection"
-    );
-    let connections = proxy.connections();
+    warm_up_parked(&store, &group).await;
+    let connections = assert_one_connection(&proxy);
 
     let mut measured = Vec::new();
+    measure_parked_operations(&mut measured, &proxy, &store, &group).await;
+
+    assert_pooled("the parked entries", &proxy, connections, &measured);
+}
+
+/// Every statement of the parked entries once through the pool.
+async fn warm_up_parked(store: &MysqlCheckpointStore, group: &str) {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
+    // Warm-up, so every statement is prepared on the pool's one connection.
+    let warm = ParkedEntry::new("warm", 0, 1, "boom", 1);
+    store.park(group, &warm).await.unwrap();
+    settle(store).await;
+    store.parked(group).await.unwrap();
+    settle(store).await;
+    store.retry_parked(group, "warm", 0, 1).await.unwrap();
+    settle(store).await;
+    store.unpark(group, "warm", 0, 1).await.unwrap();
+    settle(store).await;
+}
+
+/// park (twice), parked, retry_parked and unpark (of an entry, then of none), measured, and the
+/// checks of their answers.
+async fn measure_parked_operations(
+    measured: &mut Measured,
+    proxy: &CountingProxy,
+    store: &MysqlCheckpointStore,
+    group: &str,
+) {
+    use checkpoint_core::parked::{ParkedEntry, ParkedStore};
+
     let entry = ParkedEntry::new("s", 3, 41, "no such customer", 5);
     // The upsert, a new entry and then the same one again.
-    measure_pooled!(
-        measured,
-        proxy,
-        store,
-        "park",
-        1,
-        store.park(&group, &entry)
-    )
-    .unwrap();
+    measure_pooled!(measured, proxy, store, "park", 1, store.park(group, &entry)).unwrap();
     measure_pooled!(
         measured,
         proxy,
         store,
         "park again",
         1,
-        store.park(&group, &entry)
+        store.park(group, &entry)
     )
     .unwrap();
     // One SELECT.
-    let parked =
-        measure_pooled!(measured, proxy, store, "parked", 1, store.parked(&group)).unwrap();
+    let parked = measure_pooled!(measured, proxy, store, "parked", 1, store.parked(group)).unwrap();
     assert_eq!(parked, [entry]);
     // One UPDATE, one DELETE, by the entry's key.
     assert!(
@@ -721,7 +840,7 @@ async fn each_parked_operation_is_one_statement() {
             store,
             "retry_parked",
             1,
-            store.retry_parked(&group, "s", 3, 41)
+            store.retry_parked(group, "s", 3, 41)
         )
         .unwrap()
     );
@@ -732,7 +851,7 @@ async fn each_parked_operation_is_one_statement() {
             store,
             "unpark",
             1,
-            store.unpark(&group, "s", 3, 41)
+            store.unpark(group, "s", 3, 41)
         )
         .unwrap()
     );
@@ -743,10 +862,8 @@ async fn each_parked_operation_is_one_statement() {
             store,
             "unpark of none",
             1,
-            store.unpark(&group, "s", 3, 41)
+            store.unpark(group, "s", 3, 41)
         )
         .unwrap()
     );
-
-    assert_pooled("the parked entries", &proxy, connections, &measured);
 }

@@ -382,6 +382,38 @@ async fn tls_through_rustls_on_a_server_of_our_own() {
 
     let tls = Folder(std::path::PathBuf::from("/tmp").join(support::unique_ident("cp_tls")));
     let dir = tls.0.as_path();
+    make_certificates(dir).await;
+    let ca = dir.join("ca.pem");
+    let other_ca = dir.join("other-ca.pem");
+    let server = OwnMariadb::start_with(&[
+        format!("--ssl-ca={}", ca.display()),
+        format!("--ssl-cert={}", dir.join("server.pem").display()),
+        format!("--ssl-key={}", dir.join("server.key").display()),
+        "--require-secure-transport=ON".to_owned(),
+    ])
+    .await;
+    let port = server.options().get_port();
+    let url = |query: &str| format!("mysql://root@127.0.0.1:{port}/test?{query}");
+
+    for query in [
+        format!("ssl-mode=verify_identity&ssl-ca={}", ca.display()),
+        format!("ssl-mode=verify_ca&ssl-ca={}", ca.display()),
+        // verify_ca checks the chain, not the name.
+        format!(
+            "ssl-mode=verify_ca&ssl-ca={}&tls-sni-servername=elsewhere.invalid",
+            ca.display()
+        ),
+    ] {
+        assert_an_encrypted_store_works(&query, &url(&query)).await;
+    }
+
+    assert_tls_refusals(url, &ca, &other_ca).await;
+}
+
+/// In `dir`: two CAs of one name, `ca` and `other-ca`, and a certificate for 127.0.0.1 and
+/// localhost signed by `ca`, `server.pem` with its key `server.key`.
+#[cfg(feature = "tls-rustls")]
+async fn make_certificates(dir: &std::path::Path) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("server.ext"),
@@ -412,71 +444,63 @@ async fn tls_through_rustls_on_a_server_of_our_own() {
          -extfile server.ext -out server.pem",
     )
     .await;
-    let ca = dir.join("ca.pem");
-    let other_ca = dir.join("other-ca.pem");
-    let server = OwnMariadb::start_with(&[
-        format!("--ssl-ca={}", ca.display()),
-        format!("--ssl-cert={}", dir.join("server.pem").display()),
-        format!("--ssl-key={}", dir.join("server.key").display()),
-        "--require-secure-transport=ON".to_owned(),
-    ])
-    .await;
-    let port = server.options().get_port();
-    let url = |query: &str| format!("mysql://root@127.0.0.1:{port}/test?{query}");
+}
 
-    for query in [
-        format!("ssl-mode=verify_identity&ssl-ca={}", ca.display()),
-        format!("ssl-mode=verify_ca&ssl-ca={}", ca.display()),
-        // verify_ca checks the chain, not the name.
-        format!(
-            "ssl-mode=verify_ca&ssl-ca={}&tls-sni-servername=elsewhere.invalid",
-            ca.display()
-        ),
-    ] {
-        let store = MysqlCheckpointStore::connect(&url(&query))
-            .await
-            .unwrap_or_else(|error| panic!("{query}: {}", error_chain(&error)));
-        store
-            .migrate()
-            .await
-            .unwrap_or_else(|error| panic!("{query}: migrate: {}", error_chain(&error)));
-        let group = fresh_group("tls");
-        store.save(&group, "s", 0, 7).await.unwrap();
-        assert_eq!(
-            store.load(&group, "s", 0).await.unwrap(),
-            Some(7),
-            "{query}"
-        );
-        let acquired = store
-            .acquire(&group, "s", "w", &[0], Duration::from_secs(5))
-            .await
-            .unwrap_or_else(|error| panic!("{query}: acquire: {}", error_chain(&error)));
-        assert_eq!(acquired.granted.len(), 1, "{query}: {acquired:?}");
-        let status: Vec<(String, String)> = sqlx::query_as(
-            "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Ssl_version')",
-        )
-        .fetch_all(store.pool())
+/// A store connected to `url` (made of `query`) saves, loads and leases, and its session is
+/// encrypted.
+#[cfg(feature = "tls-rustls")]
+async fn assert_an_encrypted_store_works(query: &str, url: &str) {
+    let store = MysqlCheckpointStore::connect(url)
         .await
-        .unwrap();
-        let value = |name: &str| {
-            status
-                .iter()
-                .find(|(variable, _)| variable == name)
-                .map(|(_, value)| value.clone())
-                .unwrap_or_default()
-        };
-        assert!(
-            !value("Ssl_cipher").is_empty(),
-            "{query}: the session is not encrypted: {status:?}"
-        );
-        eprintln!(
-            "{query}: encrypted with {} ({})",
-            value("Ssl_version"),
-            value("Ssl_cipher")
-        );
-        store.pool().close().await;
-    }
+        .unwrap_or_else(|error| panic!("{query}: {}", error_chain(&error)));
+    store
+        .migrate()
+        .await
+        .unwrap_or_else(|error| panic!("{query}: migrate: {}", error_chain(&error)));
+    let group = fresh_group("tls");
+    store.save(&group, "s", 0, 7).await.unwrap();
+    assert_eq!(
+        store.load(&group, "s", 0).await.unwrap(),
+        Some(7),
+        "{query}"
+    );
+    let acquired = store
+        .acquire(&group, "s", "w", &[0], Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|error| panic!("{query}: acquire: {}", error_chain(&error)));
+    assert_eq!(acquired.granted.len(), 1, "{query}: {acquired:?}");
+    let status: Vec<(String, String)> =
+        sqlx::query_as("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Ssl_version')")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    let value = |name: &str| {
+        status
+            .iter()
+            .find(|(variable, _)| variable == name)
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        !value("Ssl_cipher").is_empty(),
+        "{query}: the session is not encrypted: {status:?}"
+    );
+    eprintln!(
+        "{query}: encrypted with {} ({})",
+        value("Ssl_version"),
+        value("Ssl_cipher")
+    );
+    store.pool().close().await;
+}
 
+/// Against `other_ca`, under a name the certificate does not name, and in plain text, the
+/// server of `url` is refused, or refuses.
+#[cfg(feature = "tls-rustls")]
+async fn assert_tls_refusals(
+    url: impl Fn(&str) -> String,
+    ca: &std::path::Path,
+    other_ca: &std::path::Path,
+) {
     // Refusals, each a connect error that retrying cannot help: sqlx reports a certificate
     // that fails verification as an I/O error of kind `InvalidData`, which the store reads as
     // final (a retry meets the same certificate), and the server's refusal is final too.
@@ -545,55 +569,7 @@ async fn the_runtime_privileges_are_all_a_subscription_needs() {
         &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
     ));
     support::admin_sql(&setup).await;
-    let outcome = async {
-        let options = support::connect_options()
-            .username(&user)
-            .password("runtime-pw");
-        let store = MysqlCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        let group = fresh_group("privileges");
-        let error = store.retire(&group, "s").await.unwrap_err();
-        assert!(!error.is_retryable(), "{error:?}");
-        let chain = error_chain(&error);
-        assert!(chain.contains("denied"), "{chain}");
-        store.save(&group, "s", 0, 1).await?;
-        store.save(&group, "s", 0, 2).await?;
-        store
-            .save_all(
-                &group,
-                &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
-            )
-            .await?;
-        assert_eq!(store.load(&group, "s", 0).await?, Some(3));
-        assert_eq!(store.list(&group).await?.len(), 2);
-        let fingerprint = Fingerprint::from_bytes([2; 32]);
-        assert_eq!(store.claim(&group, "x", 0, fingerprint, 5).await?, 5);
-        store.advance(&group, "x", 0, 5, 6).await?;
-        assert!(matches!(
-            store.advance(&group, "x", 0, 5, 7).await,
-            Err(Error::Moved {
-                expected: 5,
-                current: Some(6)
-            })
-        ));
-        let lease = Duration::from_secs(5);
-        let acquired = store.acquire(&group, "s", "w", &[0, 1], lease).await?;
-        assert_eq!(acquired.granted.len(), 2);
-        assert_eq!(store.renew(&group, "s", "w", lease).await?.len(), 2);
-        store.request_handover(&group, "s", "v", &[0]).await?;
-        assert_eq!(store.release(&group, "s", "w", &[0]).await?.released, [0]);
-        assert_eq!(store.leases(&group, "s").await?.leases.len(), 1);
-        assert_eq!(store.leave(&group, "s", "w").await?, [1]);
-        let options = support::connect_options()
-            .username(&limited)
-            .password("readonly-pw");
-        let limited_store = MysqlCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        Ok::<_, Error>(limited_store.save(&group, "s", 0, 9).await)
-    }
-    .await;
+    let outcome = as_runtime_then_limited_user(&table, &user, &limited).await;
     let mut cleanup = vec![
         format!("DROP USER '{user}'@'%'"),
         format!("DROP USER '{limited}'@'%'"),
@@ -611,6 +587,68 @@ async fn the_runtime_privileges_are_all_a_subscription_needs() {
         }
         other => panic!("expected the user without UPDATE to be refused, got {other:?}"),
     }
+}
+
+/// As `user` (the run-time privileges) on `table`: the operations API refused for good, then
+/// every call of a subscription and a worker; then as `limited` (no UPDATE): what its save
+/// answered.
+async fn as_runtime_then_limited_user(
+    table: &str,
+    user: &str,
+    limited: &str,
+) -> Result<Result<(), Error>, Error> {
+    let options = support::connect_options()
+        .username(user)
+        .password("runtime-pw");
+    let store = MysqlCheckpointStore::connect_with(options)
+        .await?
+        .with_table(table)?;
+    let group = fresh_group("privileges");
+    let error = store.retire(&group, "s").await.unwrap_err();
+    assert!(!error.is_retryable(), "{error:?}");
+    let chain = error_chain(&error);
+    assert!(chain.contains("denied"), "{chain}");
+    every_runtime_call(&store, &group).await?;
+    let options = support::connect_options()
+        .username(limited)
+        .password("readonly-pw");
+    let limited_store = MysqlCheckpointStore::connect_with(options)
+        .await?
+        .with_table(table)?;
+    Ok(limited_store.save(&group, "s", 0, 9).await)
+}
+
+/// Every checkpoint and lease operation a subscription and a worker make, on `group`.
+async fn every_runtime_call(store: &MysqlCheckpointStore, group: &str) -> Result<(), Error> {
+    store.save(group, "s", 0, 1).await?;
+    store.save(group, "s", 0, 2).await?;
+    store
+        .save_all(
+            group,
+            &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
+        )
+        .await?;
+    assert_eq!(store.load(group, "s", 0).await?, Some(3));
+    assert_eq!(store.list(group).await?.len(), 2);
+    let fingerprint = Fingerprint::from_bytes([2; 32]);
+    assert_eq!(store.claim(group, "x", 0, fingerprint, 5).await?, 5);
+    store.advance(group, "x", 0, 5, 6).await?;
+    assert!(matches!(
+        store.advance(group, "x", 0, 5, 7).await,
+        Err(Error::Moved {
+            expected: 5,
+            current: Some(6)
+        })
+    ));
+    let lease = Duration::from_secs(5);
+    let acquired = store.acquire(group, "s", "w", &[0, 1], lease).await?;
+    assert_eq!(acquired.granted.len(), 2);
+    assert_eq!(store.renew(group, "s", "w", lease).await?.len(), 2);
+    store.request_handover(group, "s", "v", &[0]).await?;
+    assert_eq!(store.release(group, "s", "w", &[0]).await?.released, [0]);
+    assert_eq!(store.leases(group, "s").await?.leases.len(), 1);
+    assert_eq!(store.leave(group, "s", "w").await?, [1]);
+    Ok(())
 }
 
 /// The operator's privileges, as the crate doc states them, run every operation of

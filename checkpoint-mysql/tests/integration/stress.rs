@@ -104,6 +104,22 @@ impl Tally {
                 .push(format!("{operation}: {}", error_chain(error)));
         }
     }
+
+    /// Adds a client's figures to these.
+    fn add(&mut self, tally: Tally) {
+        for (operation, calls) in tally.calls {
+            *self.calls.entry(operation).or_default() += calls;
+        }
+        for (operation, failures) in tally.retryable {
+            *self.retryable.entry(operation).or_default() += failures;
+        }
+        for (operation, failures) in tally.deadlocked {
+            *self.deadlocked.entry(operation).or_default() += failures;
+        }
+        self.not_held += tally.not_held;
+        self.wrong.extend(tally.wrong);
+        self.samples.extend(tally.samples);
+    }
 }
 
 /// Every epoch seen, by grants and by snapshots: `(partition, epoch) -> owner`, and the
@@ -132,6 +148,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// One client of the stress run: its store and name, and what it believes, saw and counted.
+struct Client {
+    store: MysqlCheckpointStore,
+    group: String,
+    owner: String,
+    rng: Rng,
+    events: Vec<LeaseEvent>,
+    tally: Tally,
+    /// The partitions it believes it holds.
+    held: Vec<u32>,
+    all: Vec<u32>,
+}
+
 /// One client's loop until `until`: its events and figures.
 async fn client(
     store: MysqlCheckpointStore,
@@ -141,136 +170,197 @@ async fn client(
     epochs: Arc<Mutex<Epochs>>,
 ) -> (Vec<LeaseEvent>, Tally) {
     let owner = format!("w{index:02}");
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((index as u64 + 1) << 17) ^ fastish_seed());
-    let mut events = Vec::new();
-    let mut tally = Tally::default();
-    let mut held: Vec<u32> = Vec::new();
-    let all: Vec<u32> = (0..PARTITIONS).collect();
+    let mut client = Client {
+        store,
+        group,
+        owner,
+        rng: Rng(0x9e37_79b9_7f4a_7c15 ^ ((index as u64 + 1) << 17) ^ fastish_seed()),
+        events: Vec::new(),
+        tally: Tally::default(),
+        held: Vec::new(),
+        all: (0..PARTITIONS).collect(),
+    };
     while Instant::now() < until {
-        let roll = rng.below(100);
-        let operation = match roll {
-            0..35 => "acquire",
-            35..65 => "renew",
-            65..85 => "release",
-            85..90 => "leave",
-            90..95 => "request_handover",
-            _ => {
-                // Longer than the lease: the others may take what this client held.
-                tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
-                continue;
-            }
+        let Some(operation) = client.pick_operation() else {
+            // Longer than the lease: the others may take what this client held.
+            tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
+            continue;
         };
-        *tally.calls.entry(operation).or_default() += 1;
+        *client.tally.calls.entry(operation).or_default() += 1;
         let sent = Instant::now();
-        let outcome = match operation {
-            "acquire" => {
-                let wanted = rng.partitions(6);
-                match store
-                    .acquire(&group, SUBSCRIPTION, &owner, &wanted, LEASE)
-                    .await
-                {
-                    Ok(acquired) => {
-                        for refused in &acquired.refused {
-                            assert!(wanted.contains(refused), "refused {refused} not asked for");
-                        }
-                        LeaseOutcome::Held(acquired.granted)
-                    }
-                    Err(error) => {
-                        tally.failed(operation, &error);
-                        LeaseOutcome::Nothing
-                    }
-                }
-            }
-            "renew" => match store.renew(&group, SUBSCRIPTION, &owner, LEASE).await {
-                Ok(leases) => LeaseOutcome::Held(leases),
-                Err(Error::NotHeld { .. }) => {
-                    tally.not_held += 1;
-                    LeaseOutcome::Nothing
-                }
-                Err(error) => {
-                    tally.failed(operation, &error);
-                    LeaseOutcome::Nothing
-                }
-            },
-            "release" => {
-                // Mostly what it holds, sometimes anything.
-                let chosen: Vec<u32> = if held.is_empty() || rng.below(4) == 0 {
-                    rng.partitions(4)
-                } else {
-                    held.iter().copied().filter(|_| rng.below(2) == 0).collect()
-                };
-                if chosen.is_empty() {
-                    *tally.calls.entry(operation).or_default() -= 1;
-                    continue;
-                }
-                if let Err(error) = store.release(&group, SUBSCRIPTION, &owner, &chosen).await {
-                    tally.failed(operation, &error);
-                }
-                // Whatever its reply, the client stops believing once it has sent it.
-                LeaseOutcome::Released(chosen)
-            }
-            "leave" => {
-                if let Err(error) = store.leave(&group, SUBSCRIPTION, &owner).await {
-                    tally.failed(operation, &error);
-                }
-                LeaseOutcome::Released(all.clone())
-            }
-            _ => {
-                let wanted = rng.partitions(2);
-                if let Err(error) = store
-                    .request_handover(&group, SUBSCRIPTION, &owner, &wanted)
-                    .await
-                {
-                    tally.failed(operation, &error);
-                }
-                LeaseOutcome::Nothing
-            }
+        let Some(outcome) = client.call(operation).await else {
+            continue;
         };
         let received = Instant::now();
-        match &outcome {
-            LeaseOutcome::Held(leases) => {
-                held = leases.iter().map(|lease| lease.partition).collect();
-                let mut epochs = lock(&epochs);
-                for lease in leases {
-                    epochs.saw(lease.partition, lease.epoch, &owner, operation);
-                }
-            }
-            LeaseOutcome::Released(partitions) => held.retain(|p| !partitions.contains(p)),
-            LeaseOutcome::Nothing => {}
-        }
-        events.push(LeaseEvent {
-            owner: owner.clone(),
+        client.believe(operation, &outcome, &epochs);
+        client.events.push(LeaseEvent {
+            owner: client.owner.clone(),
             sent,
             received,
             outcome,
         });
-        tokio::time::sleep(Duration::from_millis(rng.below(15))).await;
+        tokio::time::sleep(Duration::from_millis(client.rng.below(15))).await;
     }
-    // The end: leave, until it is acknowledged.
-    let mut attempts = 0;
-    loop {
-        *tally.calls.entry("leave").or_default() += 1;
-        let sent = Instant::now();
-        match store.leave(&group, SUBSCRIPTION, &owner).await {
-            Ok(_) => {
-                events.push(LeaseEvent {
-                    owner: owner.clone(),
-                    sent,
-                    received: Instant::now(),
-                    outcome: LeaseOutcome::Released(all.clone()),
-                });
-                break;
+    client.leave_until_acknowledged().await;
+    (client.events, client.tally)
+}
+
+impl Client {
+    /// The next operation, at random; `None` for a pause longer than the lease.
+    fn pick_operation(&mut self) -> Option<&'static str> {
+        let roll = self.rng.below(100);
+        match roll {
+            0..35 => Some("acquire"),
+            35..65 => Some("renew"),
+            65..85 => Some("release"),
+            85..90 => Some("leave"),
+            90..95 => Some("request_handover"),
+            _ => None,
+        }
+    }
+
+    /// One call of `operation` and what the client believes of its answer; `None` when there
+    /// was nothing to release (the call is not counted then).
+    async fn call(&mut self, operation: &'static str) -> Option<LeaseOutcome> {
+        match operation {
+            "acquire" => Some(self.acquire(operation).await),
+            "renew" => Some(self.renew(operation).await),
+            "release" => self.release(operation).await,
+            "leave" => {
+                if let Err(error) = self
+                    .store
+                    .leave(&self.group, SUBSCRIPTION, &self.owner)
+                    .await
+                {
+                    self.tally.failed(operation, &error);
+                }
+                Some(LeaseOutcome::Released(self.all.clone()))
+            }
+            _ => {
+                let wanted = self.rng.partitions(2);
+                if let Err(error) = self
+                    .store
+                    .request_handover(&self.group, SUBSCRIPTION, &self.owner, &wanted)
+                    .await
+                {
+                    self.tally.failed(operation, &error);
+                }
+                Some(LeaseOutcome::Nothing)
+            }
+        }
+    }
+
+    async fn acquire(&mut self, operation: &'static str) -> LeaseOutcome {
+        let wanted = self.rng.partitions(6);
+        match self
+            .store
+            .acquire(&self.group, SUBSCRIPTION, &self.owner, &wanted, LEASE)
+            .await
+        {
+            Ok(acquired) => {
+                for refused in &acquired.refused {
+                    assert!(wanted.contains(refused), "refused {refused} not asked for");
+                }
+                LeaseOutcome::Held(acquired.granted)
             }
             Err(error) => {
-                tally.failed("leave", &error);
-                attempts += 1;
-                if !error.is_retryable() || attempts >= 10 {
+                self.tally.failed(operation, &error);
+                LeaseOutcome::Nothing
+            }
+        }
+    }
+
+    async fn renew(&mut self, operation: &'static str) -> LeaseOutcome {
+        match self
+            .store
+            .renew(&self.group, SUBSCRIPTION, &self.owner, LEASE)
+            .await
+        {
+            Ok(leases) => LeaseOutcome::Held(leases),
+            Err(Error::NotHeld { .. }) => {
+                self.tally.not_held += 1;
+                LeaseOutcome::Nothing
+            }
+            Err(error) => {
+                self.tally.failed(operation, &error);
+                LeaseOutcome::Nothing
+            }
+        }
+    }
+
+    async fn release(&mut self, operation: &'static str) -> Option<LeaseOutcome> {
+        let rng = &mut self.rng;
+        // Mostly what it holds, sometimes anything.
+        let chosen: Vec<u32> = if self.held.is_empty() || rng.below(4) == 0 {
+            rng.partitions(4)
+        } else {
+            self.held
+                .iter()
+                .copied()
+                .filter(|_| rng.below(2) == 0)
+                .collect()
+        };
+        if chosen.is_empty() {
+            *self.tally.calls.entry(operation).or_default() -= 1;
+            return None;
+        }
+        if let Err(error) = self
+            .store
+            .release(&self.group, SUBSCRIPTION, &self.owner, &chosen)
+            .await
+        {
+            self.tally.failed(operation, &error);
+        }
+        // Whatever its reply, the client stops believing once it has sent it.
+        Some(LeaseOutcome::Released(chosen))
+    }
+
+    /// What the client holds after `outcome`; the epochs it was granted go into `epochs`.
+    fn believe(&mut self, operation: &str, outcome: &LeaseOutcome, epochs: &Mutex<Epochs>) {
+        match outcome {
+            LeaseOutcome::Held(leases) => {
+                self.held = leases.iter().map(|lease| lease.partition).collect();
+                let mut epochs = lock(epochs);
+                for lease in leases {
+                    epochs.saw(lease.partition, lease.epoch, &self.owner, operation);
+                }
+            }
+            LeaseOutcome::Released(partitions) => self.held.retain(|p| !partitions.contains(p)),
+            LeaseOutcome::Nothing => {}
+        }
+    }
+
+    /// The end: leave, until it is acknowledged (at most 10 attempts, and none after an error
+    /// that is not retryable).
+    async fn leave_until_acknowledged(&mut self) {
+        let mut attempts = 0;
+        loop {
+            *self.tally.calls.entry("leave").or_default() += 1;
+            let sent = Instant::now();
+            match self
+                .store
+                .leave(&self.group, SUBSCRIPTION, &self.owner)
+                .await
+            {
+                Ok(_) => {
+                    self.events.push(LeaseEvent {
+                        owner: self.owner.clone(),
+                        sent,
+                        received: Instant::now(),
+                        outcome: LeaseOutcome::Released(self.all.clone()),
+                    });
                     break;
+                }
+                Err(error) => {
+                    self.tally.failed("leave", &error);
+                    attempts += 1;
+                    if !error.is_retryable() || attempts >= 10 {
+                        break;
+                    }
                 }
             }
         }
     }
-    (events, tally)
 }
 
 /// Some bits that differ between runs.
@@ -349,6 +439,56 @@ async fn leases_under_24_contending_clients() {
 
 async fn run() {
     let group = fresh_group("stress");
+    let mut contention = contend(&group).await;
+    let epochs = print_figures(&mut contention);
+    let Contention {
+        events,
+        total,
+        snapshots,
+        snapshot_wrong,
+        ..
+    } = contention;
+    assert!(
+        total.wrong.is_empty(),
+        "calls failed with errors that are not retryable: {:#?}",
+        total.wrong
+    );
+    assert!(snapshot_wrong.is_empty(), "{snapshot_wrong:#?}");
+    assert!(epochs.conflicts.is_empty(), "{:#?}", epochs.conflicts);
+    assert!(snapshots > 0, "no leases snapshot succeeded");
+    assert!(
+        epochs.owners.len() > PARTITIONS as usize,
+        "the partitions should have changed hands: only {} epochs granted",
+        epochs.owners.len()
+    );
+    let checking = Instant::now();
+    check_lease_history(&events).unwrap_or_else(|failure| panic!("{failure}"));
+    eprintln!("the kit's lease checker took {:?}", checking.elapsed());
+
+    // Everyone has left: nothing is live.
+    let store = support::store().await;
+    let table = store.leases(&group, SUBSCRIPTION).await.unwrap();
+    assert!(
+        table.leases.is_empty() && table.owners.is_empty(),
+        "after every client left: {table:?}"
+    );
+}
+
+/// What a run of the clients and the monitor left: the clients' events and figures summed, how
+/// long they ran, the monitor's figures, the server's deadlocks meanwhile and every epoch seen.
+struct Contention {
+    events: Vec<LeaseEvent>,
+    total: Tally,
+    ran: Duration,
+    snapshots: u64,
+    snapshot_failures: u64,
+    snapshot_wrong: Vec<String>,
+    deadlocks: u64,
+    epochs: Arc<Mutex<Epochs>>,
+}
+
+/// The clients and the monitor on `group`, each with a store of its own, until `RUN` is over.
+async fn contend(group: &str) -> Contention {
     let mut opening = JoinSet::new();
     for _ in 0..=CLIENTS {
         opening.spawn(support::store());
@@ -362,14 +502,14 @@ async fn run() {
     let mut stores = stores.into_iter();
     let watcher = tokio::spawn(monitor(
         stores.next().unwrap(),
-        group.clone(),
+        group.to_owned(),
         until,
         Arc::clone(&epochs),
     ));
     for (index, store) in stores.enumerate() {
         clients.spawn(client(
             store,
-            group.clone(),
+            group.to_owned(),
             index,
             until,
             Arc::clone(&epochs),
@@ -379,23 +519,34 @@ async fn run() {
     let mut total = Tally::default();
     for (client_events, tally) in clients.join_all().await {
         events.extend(client_events);
-        for (operation, calls) in tally.calls {
-            *total.calls.entry(operation).or_default() += calls;
-        }
-        for (operation, failures) in tally.retryable {
-            *total.retryable.entry(operation).or_default() += failures;
-        }
-        for (operation, failures) in tally.deadlocked {
-            *total.deadlocked.entry(operation).or_default() += failures;
-        }
-        total.not_held += tally.not_held;
-        total.wrong.extend(tally.wrong);
-        total.samples.extend(tally.samples);
+        total.add(tally);
     }
     let ran = began.elapsed();
     let (snapshots, snapshot_failures, snapshot_wrong) = watcher.await.unwrap();
     let deadlocks = deadlocks().await - deadlocks_before;
+    Contention {
+        events,
+        total,
+        ran,
+        snapshots,
+        snapshot_failures,
+        snapshot_wrong,
+        deadlocks,
+        epochs,
+    }
+}
 
+/// Prints the run's figures; answers every epoch seen, taken out of `contention`.
+fn print_figures(contention: &mut Contention) -> Epochs {
+    let Contention {
+        events,
+        total,
+        ran,
+        snapshots,
+        snapshot_failures,
+        deadlocks,
+        ..
+    } = contention;
     let grants = events
         .iter()
         .filter_map(|event| match &event.outcome {
@@ -403,7 +554,7 @@ async fn run() {
             _ => None,
         })
         .sum::<usize>();
-    let epochs = std::mem::take(&mut *lock(&epochs));
+    let epochs = std::mem::take(&mut *lock(&contention.epochs));
     let highest = epochs
         .owners
         .keys()
@@ -431,30 +582,7 @@ async fn run() {
         events.len(),
         epochs.owners.len(),
     );
-    assert!(
-        total.wrong.is_empty(),
-        "calls failed with errors that are not retryable: {:#?}",
-        total.wrong
-    );
-    assert!(snapshot_wrong.is_empty(), "{snapshot_wrong:#?}");
-    assert!(epochs.conflicts.is_empty(), "{:#?}", epochs.conflicts);
-    assert!(snapshots > 0, "no leases snapshot succeeded");
-    assert!(
-        epochs.owners.len() > PARTITIONS as usize,
-        "the partitions should have changed hands: only {} epochs granted",
-        epochs.owners.len()
-    );
-    let checking = Instant::now();
-    check_lease_history(&events).unwrap_or_else(|failure| panic!("{failure}"));
-    eprintln!("the kit's lease checker took {:?}", checking.elapsed());
-
-    // Everyone has left: nothing is live.
-    let store = support::store().await;
-    let table = store.leases(&group, SUBSCRIPTION).await.unwrap();
-    assert!(
-        table.leases.is_empty() && table.owners.is_empty(),
-        "after every client left: {table:?}"
-    );
+    epochs
 }
 
 /// The race the stress test can meet, made to happen every time: owner `a` sends a renew while
