@@ -224,3 +224,35 @@ fn a_loss_a_lag_delays_is_explained() {
     );
     assert!(outcome.exercised.losses >= 2, "{:?}", outcome.exercised);
 }
+
+/// Found by a CI run (4 December, seed 10482034314218412418, shrunk): of three workers two
+/// leave and the last crashes; the next joins 1.16 s after the crash. The crash's window
+/// (a lease duration, a renew interval and an allowance: 1.35 s) counted from the crash left
+/// the joiner 0.19 s and reported its partition not owned again; nobody could own it before
+/// someone joined, so the window now starts at that join (`Checker::crashed`).
+#[test]
+fn a_crash_with_no_worker_left_waits_for_the_next_join() {
+    let history = History {
+        partitions: 1,
+        initial: 3,
+        steps: vec![
+            step(Event::Leave(0), 0),
+            step(Event::Leave(0), 140),
+            step(Event::Crash(7), 220),
+            step(Event::Slow(7, 0), 566),
+            step(
+                Event::Fail {
+                    worker: 7,
+                    ms: 429,
+                    timeout: true,
+                },
+                538,
+            ),
+            step(Event::Join, 53),
+        ],
+    };
+    kept(
+        &history,
+        "a crash's window counted before anyone could take over",
+    );
+}

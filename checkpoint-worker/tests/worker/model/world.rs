@@ -146,7 +146,8 @@ impl World {
         slot.state = State::Crashed;
         slot.worker.crash();
         slot.app.abort();
-        self.checker.crashed(index, held);
+        let others_live = self.slots.iter().any(|slot| slot.state == State::Live);
+        self.checker.crashed(index, held, others_live);
     }
 
     /// The worker's store requests hang for `pause` (past the local deadline, it is a zombie
