@@ -1,6 +1,7 @@
-//! The transactional handler on PostgreSQL and SQLite: the read model equals the log exactly
-//! once, with workers killed at random points, handler failures rolled back and retried, and
-//! poison entries parked.
+//! The transactional handler on PostgreSQL, MySQL and SQLite: the read model (a table of the
+//! same database, written in the batch's transaction) equals the log exactly once, with workers
+//! killed at random points, handler failures rolled back and retried, and poison entries
+//! parked.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -11,13 +12,14 @@ use checkpoint_core::parked::ParkedStore;
 use checkpoint_core::source::{Entry, InMemorySource};
 use checkpoint_core::transactional::TransactionalStore;
 use checkpoint_core::{CheckpointStore, Fingerprint, Query, QueryItem, fingerprint};
+use checkpoint_mysql::MysqlCheckpointStore;
 use checkpoint_postgres::PostgresCheckpointStore;
 use checkpoint_sqlite::SqliteCheckpointStore;
 use checkpoint_subscription::{HandlerResult, OnPoison, Retry, Subscription, TransactionalHandler};
 use checkpoint_worker::WorkerStore;
 use futures_util::future::BoxFuture;
 // The table names are the test's own (a process id and a random number).
-use sqlx::{AssertSqlSafe, Postgres, Sqlite, Transaction};
+use sqlx::{AssertSqlSafe, MySql, Postgres, Sqlite, Transaction};
 
 const PARTITIONS: u32 = 2;
 const PER_PARTITION: u64 = 300;
@@ -78,6 +80,36 @@ impl TransactionalHandler<Transaction<'static, Postgres>> for PostgresCounts {
                 sqlx::query(AssertSqlSafe(format!(
                     "INSERT INTO {0} (partition, position, n) VALUES ($1, $2, 1) \
                      ON CONFLICT (partition, position) DO UPDATE SET n = {0}.n + 1",
+                    self.table
+                )))
+                .bind(i64::from(partition))
+                .bind(i64::try_from(entry.position)?)
+                .execute(&mut **transaction)
+                .await?;
+                check(entry, &self.failed_once, partition)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+struct MysqlCounts {
+    table: String,
+    failed_once: Mutex<BTreeSet<(u32, u64)>>,
+}
+
+impl TransactionalHandler<Transaction<'static, MySql>> for MysqlCounts {
+    fn handle<'a>(
+        &'a self,
+        transaction: &'a mut Transaction<'static, MySql>,
+        entries: &'a [Entry],
+    ) -> BoxFuture<'a, HandlerResult> {
+        Box::pin(async move {
+            for entry in entries {
+                let partition = partition_of(entry);
+                sqlx::query(AssertSqlSafe(format!(
+                    "INSERT INTO {} (`partition`, position, n) VALUES (?, ?, 1) \
+                     ON DUPLICATE KEY UPDATE n = n + 1",
                     self.table
                 )))
                 .bind(i64::from(partition))
@@ -208,6 +240,12 @@ where
     );
     last.shutdown().await.expect("a clean shutdown");
     check_outcome(&*store, &group, counts().await).await;
+    eprintln!(
+        "{} entries, {} poison; 5 workers killed (entries each had handled: \
+         {handled_by_killed:?}); the read model holds each of the {projected} others once",
+        PARTITIONS as u64 * PER_PARTITION,
+        PARTITIONS as u64 * (PER_PARTITION / 97),
+    );
 }
 
 /// Every entry's effect once, none of a poison entry's, the poison entries parked, the
@@ -283,6 +321,45 @@ async fn on_postgres_the_read_model_equals_the_log_exactly_once_through_kills() 
             read_counts(
                 sqlx::query_as(AssertSqlSafe(format!(
                     "SELECT partition, position, n FROM {table}"
+                )))
+                .fetch_all(&pool)
+                .await,
+            )
+        }
+    };
+    exactly_once(Arc::clone(&store), handler, counts).await;
+    sqlx::query(AssertSqlSafe(format!("DROP TABLE {table}")))
+        .execute(store.pool())
+        .await
+        .expect("drop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_mysql_the_read_model_equals_the_log_exactly_once_through_kills() {
+    let url = std::env::var("MYSQL_URL")
+        .expect("MYSQL_URL must name a MySQL or MariaDB server (scripts/test.sh sets it)");
+    let store = Arc::new(MysqlCheckpointStore::connect(&url).await.expect("MySQL"));
+    store.migrate().await.expect("migrate");
+    let table = format!("tx_effects_{}_{}", std::process::id(), fastrand::u32(..));
+    // `partition` is a reserved word in MySQL and MariaDB: quoted.
+    sqlx::query(AssertSqlSafe(format!(
+        "CREATE TABLE {table} (`partition` BIGINT, position BIGINT, n BIGINT NOT NULL, \
+         PRIMARY KEY (`partition`, position)) ENGINE = InnoDB"
+    )))
+    .execute(store.pool())
+    .await
+    .expect("the read model's table");
+    let handler = Arc::new(MysqlCounts {
+        table: table.clone(),
+        failed_once: Mutex::default(),
+    });
+    let pool = store.pool().clone();
+    let counts = || {
+        let (pool, table) = (pool.clone(), table.clone());
+        async move {
+            read_counts(
+                sqlx::query_as(AssertSqlSafe(format!(
+                    "SELECT `partition`, position, n FROM {table}"
                 )))
                 .fetch_all(&pool)
                 .await,
