@@ -13,7 +13,7 @@ use crate::{Error, ExclusiveCheckpointStore};
 /// a stale position fails with [`Error::Moved`] and its transaction is rolled back. Effects on
 /// the read model happen exactly once.
 ///
-/// PostgreSQL's and SQLite's stores implement it, with sqlx's transaction as
+/// PostgreSQL's, MySQL's and SQLite's stores implement it, with sqlx's transaction as
 /// [`Transaction`](Self::Transaction).
 #[async_trait]
 pub trait TransactionalStore: ExclusiveCheckpointStore {
@@ -23,7 +23,7 @@ pub trait TransactionalStore: ExclusiveCheckpointStore {
 
     /// Begins a transaction on a connection of the store's own pool (on SQLite, `BEGIN
     /// IMMEDIATE`: the write lock is taken at once, so the transaction cannot fail later on
-    /// a lock upgrade).
+    /// a lock upgrade; on MySQL, at the session's `REPEATABLE READ`).
     async fn begin_transaction(&self) -> Result<Self::Transaction, Error>;
 
     /// [`advance`](ExclusiveCheckpointStore::advance) inside `transaction`.

@@ -7,7 +7,9 @@
 //! (partition leases judged by the server's clock, see [Leases](#leases)) and
 //! [`ParkedStore`](checkpoint_core::parked::ParkedStore). MySQL 8 and MariaDB 10.6 or later
 //! (`JSON_TABLE`); tested on MariaDB 10.11. The `*_in` methods run on the caller's own
-//! connection or transaction, so a read model and its checkpoint commit together.
+//! connection or transaction, so a read model and its checkpoint commit together; through
+//! [`TransactionalStore`](checkpoint_core::transactional::TransactionalStore), a subscription's
+//! transactional handler (`checkpoint-subscription`) does the same for each batch.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), checkpoint_core::Error> {

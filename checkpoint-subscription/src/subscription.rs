@@ -60,7 +60,7 @@ impl Subscription {
 
     /// Settings for a subscription whose handler writes each batch's effects in the
     /// transaction that advances its checkpoint ([`TransactionalHandler`](crate::TransactionalHandler)):
-    /// exactly-once effects on a read model in the store's database (PostgreSQL, SQLite).
+    /// exactly-once effects on a read model in the store's database (PostgreSQL, MySQL, SQLite).
     /// `fingerprint` is the projection's query fingerprint: a checkpoint claimed under another
     /// one is refused (the partition stops, saying so), so a changed projection never
     /// continues from the old one's position.

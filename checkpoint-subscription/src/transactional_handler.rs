@@ -18,7 +18,8 @@ use crate::{Handler, HandlerResult};
 /// entry at a time, so that only the poison entry is parked or stopped on.
 ///
 /// Write it for your store's transaction type (sqlx's `Transaction<'static, Postgres>` for
-/// PostgreSQL, `Transaction<'static, Sqlite>` for SQLite):
+/// PostgreSQL, `Transaction<'static, MySql>` for MySQL, `Transaction<'static, Sqlite>` for
+/// SQLite):
 ///
 /// ```
 /// # use checkpoint_core::source::Entry;

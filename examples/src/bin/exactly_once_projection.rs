@@ -2,7 +2,8 @@
 //! is projected and its checkpoint advanced in one transaction, so a crash, a handover or a
 //! second process under the same name never projects an event twice; a process started with a
 //! changed query is refused. (Crashes at random points are the subject of
-//! `checkpoint-subscription`'s test `on_postgres_the_read_model_equals_the_log_exactly_once_through_kills`.)
+//! `checkpoint-subscription`'s tests `on_postgres_the_read_model_equals_the_log_exactly_once_through_kills`,
+//! and the same on MySQL and SQLite.)
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
