@@ -41,8 +41,8 @@ eval "$dynalite_exports"
 : "${DYNALITE_ENDPOINT:?the dynalite script did not say where the server is}"
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
-# checkpoint-mysql's tests, and the MySQL cases of checkpoint-connect, the command and the
-# examples: the machine's MariaDB.
+# checkpoint-mysql's tests, and the MySQL cases of checkpoint-connect, checkpoint-subscription
+# (the transactional handler), the command and the examples: the machine's MariaDB.
 export MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 # The NATS source's tests (checkpoint-source-nats), one of which restarts the server with the
