@@ -1,7 +1,9 @@
 //! Several processes append to one database file at once while a reader in this process
 //! checks the no-late-arrival clause at every read: the children are this test binary itself,
-//! run with `--ignored --exact processes::child_appender` and the file in an environment
-//! variable.
+//! run again on the same test (`--exact
+//! processes::several_processes_append_and_no_entry_is_skipped`) with the file in an
+//! environment variable, which turns the test into [`child_appender`], a helper, not a test of
+//! its own.
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -21,67 +23,56 @@ const TRANSACTIONS: u32 = 120;
 /// How long the whole test may take before it is called stuck.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-/// The body of each child process: appends in transactions of its own to the file named by
-/// `CHECKPOINT_SOURCE_SQLITE_CHILD_DB`, and prints every payload it committed.
-#[test]
-#[ignore = "a child process of several_processes_append_and_no_entry_is_skipped, which runs it"]
-fn child_appender() {
-    let path =
-        std::env::var(CHILD_DB).expect("run by several_processes_append_and_no_entry_is_skipped");
+/// The body of each child process: appends in transactions of its own to the file `path`,
+/// and prints every payload it committed. Its id comes from `CHECKPOINT_SOURCE_SQLITE_CHILD_ID`.
+async fn child_appender(path: &str) {
     let id: u32 = std::env::var(CHILD_ID)
         .expect("a child id")
         .parse()
         .expect("a number");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let source = source(path.as_ref(), PARTITIONS).await;
-        for round in 0..TRANSACTIONS {
-            let mut tx = source
-                .pool()
-                .begin_with("BEGIN IMMEDIATE")
+    let source = source(path.as_ref(), PARTITIONS).await;
+    for round in 0..TRANSACTIONS {
+        let mut tx = source
+            .pool()
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .expect("begin");
+        let entries = if round % 3 == 0 { 2 } else { 1 };
+        let rolled_back = round % 5 == 4;
+        let mut payloads = Vec::new();
+        for entry in 0..entries {
+            let partition = (round * 7 + id + entry) % PARTITIONS;
+            let payload = format!(
+                "{}c{id}-r{round}-e{entry}",
+                if rolled_back { "rb-" } else { "" }
+            );
+            source
+                .append_in(&mut tx, partition, Some("child"), payload.as_bytes())
                 .await
-                .expect("begin");
-            let entries = if round % 3 == 0 { 2 } else { 1 };
-            let rolled_back = round % 5 == 4;
-            let mut payloads = Vec::new();
-            for entry in 0..entries {
-                let partition = (round * 7 + id + entry) % PARTITIONS;
-                let payload = format!(
-                    "{}c{id}-r{round}-e{entry}",
-                    if rolled_back { "rb-" } else { "" }
-                );
-                source
-                    .append_in(&mut tx, partition, Some("child"), payload.as_bytes())
-                    .await
-                    .expect("append_in");
-                payloads.push(payload);
-            }
-            // Hold the write lock a little, as a transaction doing real work would.
-            tokio::time::sleep(Duration::from_micros(u64::from(
-                (round * 37 + id * 11) % 1500,
-            )))
-            .await;
-            if rolled_back {
-                tx.rollback().await.expect("rollback");
-            } else {
-                tx.commit().await.expect("commit");
-                for payload in payloads {
-                    println!("committed {payload}");
-                }
+                .expect("append_in");
+            payloads.push(payload);
+        }
+        // Hold the write lock a little, as a transaction doing real work would.
+        tokio::time::sleep(Duration::from_micros(u64::from(
+            (round * 37 + id * 11) % 1500,
+        )))
+        .await;
+        if rolled_back {
+            tx.rollback().await.expect("rollback");
+        } else {
+            tx.commit().await.expect("commit");
+            for payload in payloads {
+                println!("committed {payload}");
             }
         }
-    });
+    }
 }
 
 fn spawn_child(path: &std::path::Path, id: u32) -> Child {
     Command::new(std::env::current_exe().expect("the test binary"))
         .args([
-            "--ignored",
             "--exact",
-            "processes::child_appender",
+            "processes::several_processes_append_and_no_entry_is_skipped",
             "--nocapture",
             "--test-threads",
             "1",
@@ -150,6 +141,11 @@ impl Reader {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_processes_append_and_no_entry_is_skipped() {
+    // In a child process this test spawned (see the module doc): the child's appends instead.
+    if let Ok(path) = std::env::var(CHILD_DB) {
+        child_appender(&path).await;
+        return;
+    }
     let db = TempDb::new();
     let source = source(db.path(), PARTITIONS).await;
     let started = Instant::now();

@@ -1,10 +1,11 @@
 //! A retire while a zombie process keeps saving under the name.
 //!
-//! The zombie is this test binary run again with `CHECKPOINT_CLI_ZOMBIE_URL` set, running only
-//! [`zombie_process`]: a separate process that saves in a loop (existing partitions and new
-//! ones, `save` and `save_all`) and prints one line per save. While it runs, `checkpoint
-//! retire --yes` retires the name; the zombie's saves must all keep returning `Ok`, and
-//! `checkpoint list` must never show the subscription again.
+//! The zombie is this test binary run again, with `CHECKPOINT_CLI_ZOMBIE_URL` set, on the very
+//! test that spawned it (`--exact zombie::<backend>`): that variable turns the test into
+//! [`zombie_process`], a helper, not a test of its own, that saves in a loop (existing
+//! partitions and new ones, `save` and `save_all`) and prints one line per save. While it runs,
+//! `checkpoint retire --yes` retires the name; the zombie's saves must all keep returning `Ok`,
+//! and `checkpoint list` must never show the subscription again.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -25,52 +26,46 @@ const SUBSCRIPTION: &str = "zombie";
 /// The zombie saves partitions 0 to 7; the subscription had only 0 to 3 when retired.
 const PARTITIONS: u64 = 8;
 
-/// Not a test of its own: the zombie's loop, when this binary is run as the zombie (does
-/// nothing otherwise).
-#[test]
-fn zombie_process() {
-    let Ok(url) = std::env::var(URL_VAR) else {
-        return;
-    };
+/// The zombie's loop, in the process its test spawned (see the module doc): saves under the
+/// group `CHECKPOINT_CLI_ZOMBIE_GROUP` until the file `CHECKPOINT_CLI_ZOMBIE_STOP` exists (two
+/// minutes at most), one line on stdout per save.
+async fn zombie_process(url: &str) {
     let group = std::env::var(GROUP_VAR).expect("the zombie's group");
     let stop = std::path::PathBuf::from(std::env::var(STOP_VAR).expect("the stop file"));
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let target = Target::parse(&[url.as_str()]).unwrap();
-        let settings = Settings {
-            timeout: Duration::from_secs(30),
-            ..Settings::default()
-        };
-        let store = match connect(&target, &settings).await {
-            Ok(store) => store,
-            Err(error) => {
-                println!("zombie err 0 {}", error.message());
-                return;
-            }
-        };
-        let started = Instant::now();
-        let mut stdout = std::io::stdout();
-        let mut i: u64 = 1;
-        while !stop.exists() && started.elapsed() < Duration::from_secs(120) {
-            let partition = (i % PARTITIONS) as u32;
-            let result = if i.is_multiple_of(5) {
-                let batch = [
-                    Checkpoint::new(SUBSCRIPTION, partition, 1_000 + i),
-                    Checkpoint::new(SUBSCRIPTION, ((i + 3) % PARTITIONS) as u32, 1_000 + i),
-                ];
-                store.save_all(&group, &batch).await
-            } else {
-                store.save(&group, SUBSCRIPTION, partition, 1_000 + i).await
-            };
-            let line = match result {
-                Ok(()) => format!("zombie ok {i}"),
-                Err(error) => format!("zombie err {i} {error}"),
-            };
-            writeln!(stdout, "{line}").unwrap();
-            stdout.flush().unwrap();
-            i += 1;
+    let target = Target::parse(&[url]).unwrap();
+    let settings = Settings {
+        timeout: Duration::from_secs(30),
+        ..Settings::default()
+    };
+    let store = match connect(&target, &settings).await {
+        Ok(store) => store,
+        Err(error) => {
+            println!("zombie err 0 {}", error.message());
+            return;
         }
-    });
+    };
+    let started = Instant::now();
+    let mut stdout = std::io::stdout();
+    let mut i: u64 = 1;
+    while !stop.exists() && started.elapsed() < Duration::from_secs(120) {
+        let partition = (i % PARTITIONS) as u32;
+        let result = if i.is_multiple_of(5) {
+            let batch = [
+                Checkpoint::new(SUBSCRIPTION, partition, 1_000 + i),
+                Checkpoint::new(SUBSCRIPTION, ((i + 3) % PARTITIONS) as u32, 1_000 + i),
+            ];
+            store.save_all(&group, &batch).await
+        } else {
+            store.save(&group, SUBSCRIPTION, partition, 1_000 + i).await
+        };
+        let line = match result {
+            Ok(()) => format!("zombie ok {i}"),
+            Err(error) => format!("zombie err {i} {error}"),
+        };
+        writeln!(stdout, "{line}").unwrap();
+        stdout.flush().unwrap();
+        i += 1;
+    }
 }
 
 /// The zombie process and the lines it printed so far.
@@ -82,16 +77,11 @@ struct Zombie {
 }
 
 impl Zombie {
-    fn spawn(fixture: &Fixture, group: &str, stop: &std::path::Path) -> Self {
+    /// Runs `test` (this module's test that spawns it) again in a new process, as the zombie.
+    fn spawn(fixture: &Fixture, test: &str, group: &str, stop: &std::path::Path) -> Self {
         let mut command = Command::new(std::env::current_exe().unwrap());
         command
-            .args([
-                "zombie::zombie_process",
-                "--exact",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
+            .args([test, "--exact", "--nocapture", "--test-threads", "1"])
             .env(URL_VAR, &fixture.url)
             .env(GROUP_VAR, group)
             .env(STOP_VAR, stop)
@@ -175,7 +165,13 @@ fn assert_gone(fixture: &Fixture, group: &str) {
     assert!(!shown, "the retired subscription is listed again: {value}");
 }
 
-async fn retire_while_a_zombie_saves(backend: Backend) {
+/// The test of `backend`, named `test` (`zombie::<backend>`); in the zombie's process, the
+/// zombie instead.
+async fn retire_while_a_zombie_saves(backend: Backend, test: &str) {
+    if let Ok(url) = std::env::var(URL_VAR) {
+        zombie_process(&url).await;
+        return;
+    }
     let fixture = Fixture::new(backend).await;
     let group = fresh_group("cli-zombie");
     let mut seed: Vec<Checkpoint> = (0..4)
@@ -186,7 +182,7 @@ async fn retire_while_a_zombie_saves(backend: Backend) {
     let dir = TempDir::new();
     let stop = dir.0.join("stop");
 
-    let mut zombie = Zombie::spawn(&fixture, &group, &stop);
+    let mut zombie = Zombie::spawn(&fixture, test, &group, &stop);
     zombie.wait_for(20);
     // The zombie's saves land where the command looks: before the retire, they show.
     let before = fixture
@@ -229,30 +225,30 @@ async fn retire_while_a_zombie_saves(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres() {
-    retire_while_a_zombie_saves(Backend::Postgres).await;
+    retire_while_a_zombie_saves(Backend::Postgres, "zombie::postgres").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mysql() {
-    retire_while_a_zombie_saves(Backend::Mysql).await;
+    retire_while_a_zombie_saves(Backend::Mysql, "zombie::mysql").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite() {
-    retire_while_a_zombie_saves(Backend::Sqlite).await;
+    retire_while_a_zombie_saves(Backend::Sqlite, "zombie::sqlite").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis() {
-    retire_while_a_zombie_saves(Backend::Redis).await;
+    retire_while_a_zombie_saves(Backend::Redis, "zombie::redis").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_cluster() {
-    retire_while_a_zombie_saves(Backend::RedisCluster).await;
+    retire_while_a_zombie_saves(Backend::RedisCluster, "zombie::redis_cluster").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamodb() {
-    retire_while_a_zombie_saves(Backend::DynamoDb).await;
+    retire_while_a_zombie_saves(Backend::DynamoDb, "zombie::dynamodb").await;
 }
