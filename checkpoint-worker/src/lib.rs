@@ -82,10 +82,17 @@
 //!   request at its next renew and honours it only while it holds more than `⌊P/N⌋`. Sticky: a
 //!   worker at its share neither claims nor asks, so a join moves only what the new worker's
 //!   share requires. On a **cold start** (no live worker holds a partition), a worker's first
-//!   round after joining only looks, so that workers starting together see each other and each
-//!   claims its share directly: its first assignments come one renew interval after
-//!   [`start`](WorkerBuilder::start). Joining a running fleet, or taking over after a crash,
-//!   waits for nothing.
+//!   round after joining only looks. When the table shows other live workers, a fleet is
+//!   starting: each claims its share directly one renew interval after
+//!   [`start`](WorkerBuilder::start), so that nothing is claimed twice and handed over again.
+//!   When it shows none, the worker looks again a short settle later (a tenth of the renew
+//!   interval, at most 25 ms) and, still alone, claims everything then: **a lone worker (a
+//!   short job, a test, a command) gets its first assignments about 25 ms after `start`**, not
+//!   a renew interval. Workers started in one process join within that settle and start as a
+//!   fleet; one whose join lands later (a process started a moment after) finds the partitions
+//!   held and gets its share by asking, as a worker joining a running fleet does, which moves
+//!   its share and nothing else. Joining a running fleet, or taking over after a crash, waits
+//!   for nothing.
 //! - **Graceful handover**, in this order: [`Stop::Handover`] (the application stops
 //!   dispatching), the drain (the application drops the [`Assignment`] once its handlers are
 //!   done, or the [drain timeout](WorkerBuilder::drain_timeout) passes), the committer's final

@@ -3,7 +3,13 @@
 
 use std::time::Duration;
 
-use super::Keeper;
+use super::{ColdStart, Keeper};
+
+/// The longest settle of a cold start that found no other live worker, before its second
+/// look (see `round.rs`, `cold_start`): workers started together in one process join within
+/// a few milliseconds of each other, and a worker alone handles its first entry well within
+/// 100 ms of its start.
+pub(super) const COLD_START_SETTLE: Duration = Duration::from_millis(25);
 
 /// The most a failing keeper doubles its pause by (2⁶ × the settle time, capped at the renew
 /// interval anyway).
@@ -20,8 +26,17 @@ impl Keeper {
     /// never shorter than the last round took, both capped at the renew interval: a store that
     /// is loaded or failing gets fewer claims, asks and table reads, not more, and a fleet
     /// that lost its leases to a slow store comes back without a storm of them.
+    ///
+    /// A lone worker's cold start settles instead, unspread: a tenth of the renew interval, at
+    /// most [`COLD_START_SETTLE`], never shorter than its first look took (a slow store's
+    /// joins land slowly too), doubled and capped the same way.
     pub(super) fn pause_while_moving(&self) -> Duration {
         let interval = self.shared.settings.renew_interval;
+        if self.cold == ColdStart::Settling {
+            let settle = (interval / 10).min(COLD_START_SETTLE);
+            let doubled = settle * 2u32.pow(self.failures.min(MAX_DOUBLINGS));
+            return doubled.max(self.last_round).min(interval);
+        }
         let base = (interval / 10).min(Duration::from_millis(50));
         let spread = base * u32::try_from(self.rotation % 5).unwrap_or(0) / 10;
         let doubled = (base + spread) * 2u32.pow(self.failures.min(MAX_DOUBLINGS));

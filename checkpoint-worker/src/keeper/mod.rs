@@ -43,6 +43,18 @@ struct Held {
     writing: bool,
 }
 
+/// Where a worker is in its cold start: the rounds after a join that only look at the table
+/// while no live worker holds a partition (see `round.rs`, `cold_start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColdStart {
+    /// The next round is the first since joining.
+    FirstLook,
+    /// The first look found no other live worker: the next round, a settle later, looks again.
+    Settling,
+    /// Past the cold start: rounds balance.
+    Over,
+}
+
 /// The keeper's state; see the module doc.
 pub(crate) struct Keeper {
     shared: Arc<Shared>,
@@ -65,8 +77,8 @@ pub(crate) struct Keeper {
     asked_at: Option<Instant>,
     /// Whether the heartbeat is live (a join succeeded and no renew said NotHeld since).
     joined: bool,
-    /// The next round is the first since joining (see `cold_start`).
-    first_round: bool,
+    /// Where the worker is in a cold start (see `round.rs`, `cold_start`).
+    cold: ColdStart,
     /// When the last release request answered: a renew sent before may still list what it
     /// released, which is no stray.
     released_at: Option<Instant>,
@@ -109,7 +121,7 @@ impl Keeper {
             asked: BTreeSet::new(),
             asked_at: None,
             joined: false,
-            first_round: false,
+            cold: ColdStart::Over,
             released_at: None,
             failures: 0,
             last_round: std::time::Duration::ZERO,
@@ -224,7 +236,7 @@ impl Keeper {
             } => {
                 let round_now = joined && !self.joined;
                 if round_now {
-                    self.first_round = true;
+                    self.cold = ColdStart::FirstLook;
                 }
                 self.joined = true;
                 self.reconcile(leases, sent_at).await;

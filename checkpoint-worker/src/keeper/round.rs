@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use checkpoint_core::{Error, HeldLease, LeaseTable, Operation};
 use tokio::time::Instant;
 
-use super::{Keeper, renewer};
+use super::{ColdStart, Keeper, renewer};
 use crate::balance::{self, Me};
 use crate::shared::Counters;
 
@@ -22,7 +22,9 @@ impl Keeper {
         };
         self.observe(&table);
         if self.cold_start(&table) {
-            return false;
+            // A lone worker looks again a settle later (`pause_while_moving`); a fleet
+            // starting, one renew interval later.
+            return self.cold == ColdStart::Settling;
         }
         let plan = self.plan(&table);
         for partition in plan.give {
@@ -57,15 +59,44 @@ impl Keeper {
         claimed || asked || waiting
     }
 
-    /// Whether this round only looks: the first round after joining a subscription where no
-    /// live worker holds a partition (a fleet starting). Workers that start together then see
-    /// each other before anyone claims, and each claims its share directly, instead of the
-    /// first one claiming everything and handing most of it over again. Where partitions are
-    /// held (a join into a running fleet, a failover), nothing waits.
+    /// Whether this round only looks: a round of a cold start, right after joining a
+    /// subscription where no live worker holds a partition (a fleet starting, or a worker
+    /// alone).
+    ///
+    /// Why look before claiming: workers that start together must see each other first, so
+    /// that each claims its share directly, instead of the first one claiming everything and
+    /// handing most of it over again (100 workers over 10,000 partitions took 4-66 s to settle
+    /// that way, against 2.5 s). So when the first look shows other live workers, a fleet is
+    /// starting: the round only looks, and the next, one renew interval later (time for the
+    /// rest of the fleet to join), claims a share of everyone then live.
+    ///
+    /// But a worker that is alone (a short job, a test, a command, a single process) would
+    /// wait that interval for nobody: 2 s at the defaults before its first entry. So when the
+    /// first look shows no other live worker, the worker settles briefly (a tenth of the renew
+    /// interval, at most 25 ms: `backoff::COLD_START_SETTLE`; never shorter than that look
+    /// took) and looks again. Still alone, it claims everything at once. Others appeared
+    /// meanwhile (workers started in one process join within milliseconds of each other): a
+    /// fleet is starting, and it waits one renew interval like the rest, so that nothing moves
+    /// twice. A worker whose join lands after that second look (a process started hundreds of
+    /// ms later) finds the partitions held, or about to be, and gets its share by asking, as a
+    /// join into a running fleet does: what moves is its share, nothing more. Where partitions
+    /// are held (a join into a running fleet, a failover), nothing waits.
     fn cold_start(&mut self, table: &LeaseTable) -> bool {
-        let first_round = std::mem::take(&mut self.first_round);
+        let stage = std::mem::replace(&mut self.cold, ColdStart::Over);
         let owners = balance::live_owners(table, &self.shared.worker_id);
-        first_round && self.held.is_empty() && balance::held_live(table, &owners).next().is_none()
+        let nothing_held =
+            self.held.is_empty() && balance::held_live(table, &owners).next().is_none();
+        let alone = owners.len() == 1;
+        match stage {
+            ColdStart::Over => false,
+            _ if !nothing_held => false,
+            ColdStart::FirstLook if alone => {
+                self.cold = ColdStart::Settling;
+                true
+            }
+            ColdStart::FirstLook => true,
+            ColdStart::Settling => !alone,
+        }
     }
 
     /// A second look at the table in the same round, claiming what the plan then says.

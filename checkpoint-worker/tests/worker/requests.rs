@@ -1,8 +1,9 @@
 //! What a worker asks of the store, counted at the store (not by the worker's own counters):
-//! the figures the crate doc and README state. A cold start's first assignments come one renew
-//! interval after `start`, and a worker at rest makes two lease-store requests per renew
-//! interval (a renew and a table read), whatever the number of partitions. Also: `Assignments`
-//! read as a `Stream`.
+//! the figures the crate doc and README state. A lone worker's cold start claims a settle after
+//! `start` (25 ms at the defaults), a fleet's one renew interval after it, each worker its
+//! share directly; a worker at rest makes two lease-store requests per renew interval (a renew
+//! and a table read), whatever the number of partitions. Also: `Assignments` read as a
+//! `Stream`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -180,17 +181,23 @@ fn start(store: &Arc<CountingStore>, id: &str, partitions: u32) -> (Worker, Assi
 /// its store.
 type Fleet = Vec<(Worker, Vec<(u32, Instant)>, Arc<CountingStore>)>;
 
-/// Starts `ids` together on a fresh store of `partitions` and returns when, and the fleet with
-/// the assignments each worker received within `within` of the start (then shut down).
-async fn cold_start(ids: &[&str], partitions: u32, within: Duration) -> (Instant, Fleet) {
+/// Starts each of `starts` (an id, and how long after the first it starts) on a fresh store
+/// of `partitions` and returns when the first started, and the fleet with the assignments
+/// each worker received within `within` of that (then shut down). The assignments are kept,
+/// never dropped, as an application holds them.
+async fn cold_start(
+    starts: &[(&str, Duration)],
+    partitions: u32,
+    within: Duration,
+) -> (Instant, Fleet) {
     let shared = paused_store();
     let started = Instant::now();
     let mut fleet = Vec::new();
-    for id in ids {
+    for &(id, after) in starts {
+        tokio::time::sleep_until(started + after).await;
         let store = CountingStore::new(&shared);
         let (worker, assignments) = start(&store, id, partitions);
-        // Read as a stream: each arrival stamped when the stream yields it. The assignments
-        // are kept (not dropped), as an application holds them.
+        // Read as a stream: each arrival stamped when the stream yields it.
         let received = tokio::spawn(
             assignments
                 .map(|assignment| {
@@ -201,7 +208,7 @@ async fn cold_start(ids: &[&str], partitions: u32, within: Duration) -> (Instant
         );
         fleet.push((worker, received, store));
     }
-    tokio::time::sleep(within).await;
+    tokio::time::sleep_until(started + within).await;
     let mut handed = Vec::new();
     for (worker, received, store) in fleet {
         // Shut down first: the stream ends then, and the task returns what it received.
@@ -218,48 +225,172 @@ async fn cold_start(ids: &[&str], partitions: u32, within: Duration) -> (Instant
     (started, handed)
 }
 
+/// The lease requests (not the checkpoint reads) `store` saw in `from..until`, with the
+/// partitions each named.
+fn lease_requests(store: &CountingStore, from: Instant, until: Instant) -> Vec<(Operation, usize)> {
+    store
+        .sent_within(from, until)
+        .iter()
+        .filter(|s| !matches!(s.operation, Operation::Load | Operation::List))
+        .map(|s| (s.operation, s.partitions))
+        .collect()
+}
+
+/// The worker's settle before a lone cold start's second look: a tenth of the renew interval
+/// (at most 25 ms).
+const SETTLE: Duration = Duration::from_millis(20);
+
 #[tokio::test(start_paused = true)]
-async fn a_cold_starts_first_assignments_come_one_renew_interval_after_start() {
-    // Alone, and three workers starting together over 8 partitions.
-    for ids in [&["alone"][..], &["a", "b", "c"]] {
-        let (started, fleet) = cold_start(ids, 8, RENEW_INTERVAL * 3 / 2).await;
-        let floor = 8 / ids.len();
-        let mut claimed = Vec::new();
-        let mut shares = Vec::new();
-        for (worker, received, store) in &fleet {
-            let id = worker.id();
-            let after: Vec<Duration> = received.iter().map(|&(_, at)| at - started).collect();
-            // The doc's figure is the interval; a tenth of it leaves room for the keeper's own
-            // scheduling, and none for a second round.
-            let first_round = |after: &&Duration| **after < RENEW_INTERVAL + RENEW_INTERVAL / 10;
-            assert!(
-                after.iter().all(|after| *after >= RENEW_INTERVAL),
-                "{id}: assigned {after:?} after start, before its first round"
-            );
-            assert!(
-                after.iter().filter(first_round).count() >= floor,
-                "{id}: assigned {after:?} after start: not its share in its first round"
-            );
-            // Before its first round: the join (an acquire of no partition) and one table
-            // read that only looks.
-            let before = store.sent_within(started, started + RENEW_INTERVAL);
-            let before: Vec<(Operation, usize)> =
-                before.iter().map(|s| (s.operation, s.partitions)).collect();
-            assert_eq!(
-                before,
-                [(Operation::Acquire, 0), (Operation::Leases, 0)],
-                "{id}: a cold start's first round only looks"
-            );
-            // Each claimed its share directly: nothing was asked for or handed over.
-            assert_eq!(worker.stats().handovers_in, 0, "{id}");
-            claimed.extend(received.iter().map(|&(partition, _)| partition));
-            shares.push(received.len());
-        }
-        claimed.sort_unstable();
-        assert_eq!(claimed, (0..8).collect::<Vec<u32>>(), "{ids:?}: {shares:?}");
-        shares.sort_unstable();
-        let expected: &[usize] = if ids.len() == 1 { &[8] } else { &[2, 3, 3] };
-        assert_eq!(shares, expected, "{ids:?}: balanced");
+async fn a_lone_worker_claims_everything_a_settle_after_start_not_a_renew_interval() {
+    let (started, fleet) = cold_start(&[("alone", Duration::ZERO)], 8, RENEW_INTERVAL / 2).await;
+    let (worker, received, store) = &fleet[0];
+    let after: Vec<Duration> = received.iter().map(|&(_, at)| at - started).collect();
+    assert_eq!(
+        after, [SETTLE; 8],
+        "alone: every partition assigned a settle after the start (it was a renew interval)"
+    );
+    // The join (an acquire of no partition), the first look, the second look a settle later
+    // (still alone), and the acquire of all 8: no renew interval waited for anybody. (The
+    // round that claimed looks again soon after, as every round that moved something.)
+    assert_eq!(
+        lease_requests(store, started, started + SETTLE + Duration::from_millis(1)),
+        [
+            (Operation::Acquire, 0),
+            (Operation::Leases, 0),
+            (Operation::Leases, 0),
+            (Operation::Acquire, 8)
+        ],
+        "a lone cold start looks twice, then claims"
+    );
+    assert_eq!(worker.stats().handovers_in, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lone_worker_at_the_default_settings_claims_within_100_ms_of_its_start() {
+    // The default lease (10 s) and renew interval (2 s): the settle is at its most, 25 ms.
+    let store = CountingStore::new(&paused_store());
+    let started = Instant::now();
+    let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
+        .worker_id("alone")
+        .start()
+        .expect("valid settings");
+    let mut after = Vec::new();
+    for _ in 0..4 {
+        let assignment = StreamExt::next(&mut assignments)
+            .await
+            .expect("an assignment");
+        after.push((assignment.partition(), started.elapsed()));
+    }
+    after.sort_unstable();
+    let expected: Vec<(u32, Duration)> = (0..4).map(|p| (p, Duration::from_millis(25))).collect();
+    assert_eq!(after, expected, "(partition, assigned after start)");
+    worker.shutdown().await.expect("a graceful shutdown");
+}
+
+/// Checks a fleet that started together: nothing assigned before one renew interval, each
+/// worker's share in one round after it, nothing asked for or handed over, every partition
+/// assigned once, the shares `expected`.
+fn claimed_directly(started: Instant, fleet: &Fleet, partitions: u32, expected: &[usize]) {
+    let floor = partitions as usize / fleet.len();
+    let mut claimed = Vec::new();
+    let mut shares = Vec::new();
+    for (worker, received, store) in fleet {
+        let id = worker.id();
+        let after: Vec<Duration> = received.iter().map(|&(_, at)| at - started).collect();
+        // One round: a worker that looked alone first and saw the others a settle later
+        // waits one renew interval from that second look; a tenth of an interval leaves room
+        // for the keeper's own scheduling, and none for a second round.
+        let first_round =
+            |after: &&Duration| **after < RENEW_INTERVAL + SETTLE + RENEW_INTERVAL / 10;
+        assert!(
+            after.iter().all(|after| *after >= RENEW_INTERVAL),
+            "{id}: assigned {after:?} after start, before its round one renew interval on"
+        );
+        assert!(
+            after.iter().filter(first_round).count() >= floor,
+            "{id}: assigned {after:?} after start: not its share in its first round"
+        );
+        // Before then: the join (an acquire of no partition) and the table reads that only
+        // look, nothing claimed.
+        let before = lease_requests(store, started, started + RENEW_INTERVAL);
+        assert!(
+            before
+                .iter()
+                .all(|&(operation, partitions)| operation == Operation::Leases
+                    || (operation, partitions) == (Operation::Acquire, 0)),
+            "{id}: a fleet's cold start only looks for a renew interval: {before:?}"
+        );
+        // Each claimed its share directly: nothing was asked for or handed over.
+        assert_eq!(worker.stats().handovers_in, 0, "{id}");
+        claimed.extend(received.iter().map(|&(partition, _)| partition));
+        shares.push(received.len());
+    }
+    claimed.sort_unstable();
+    assert_eq!(claimed, (0..partitions).collect::<Vec<u32>>(), "{shares:?}");
+    shares.sort_unstable();
+    assert_eq!(shares, expected, "balanced");
+}
+
+#[tokio::test(start_paused = true)]
+async fn workers_starting_together_claim_their_shares_directly_one_renew_interval_after_start() {
+    let starts = [
+        ("a", Duration::ZERO),
+        ("b", Duration::ZERO),
+        ("c", Duration::ZERO),
+    ];
+    let (started, fleet) = cold_start(&starts, 8, RENEW_INTERVAL * 3 / 2).await;
+    claimed_directly(started, &fleet, 8, &[2, 3, 3]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_joining_within_the_first_ones_settle_makes_it_a_fleet_start() {
+    // The first looks alone, and sees the second at its second look: neither claims before a
+    // renew interval, and each claims its share directly.
+    let starts = [("a", Duration::ZERO), ("b", SETTLE / 2)];
+    let (started, fleet) = cold_start(&starts, 8, RENEW_INTERVAL * 3 / 2).await;
+    claimed_directly(started, &fleet, 8, &[4, 4]);
+}
+
+/// Holds every assignment until it is stopped, then drops it (drained at once).
+fn hold_until_stopped(assignments: Assignments) {
+    tokio::spawn(assignments.for_each(|assignment| async move {
+        tokio::spawn(async move {
+            let _ = assignment.stopped().await;
+        });
+    }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_joining_after_the_first_ones_settle_gets_its_share_by_handover() {
+    // A process started a while after the first (longer than its settle) joins a running
+    // fleet: the first claimed everything alone, and hands over the newcomer's share, nothing
+    // more.
+    let shared = paused_store();
+    let (a, a_assignments) = start(&CountingStore::new(&shared), "a", 8);
+    hold_until_stopped(a_assignments);
+    tokio::time::sleep(SETTLE + Duration::from_millis(1)).await;
+    assert_eq!(
+        a.stats().held.len(),
+        8,
+        "alone, a holds everything a settle after its start"
+    );
+    tokio::time::sleep(RENEW_INTERVAL / 2).await;
+    let (b, b_assignments) = start(&CountingStore::new(&shared), "b", 8);
+    hold_until_stopped(b_assignments);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        (a.stats().held.len(), b.stats().held.len()),
+        (4, 4),
+        "balanced"
+    );
+    assert_eq!(
+        (a.stats().handovers_out, b.stats().handovers_in),
+        (4, 4),
+        "only b's share moved"
+    );
+    assert_eq!(a.stats().losses + b.stats().losses, 0);
+    for worker in [a, b] {
+        worker.shutdown().await.expect("a graceful shutdown");
     }
 }
 
