@@ -1,4 +1,5 @@
-//! A child process: one `Subscription` over the log, whose handler appends `id pid` to the
+//! A child process: one `Subscription` over the log, whose handler appends `id pid ms` (ms: when,
+//! since the Unix epoch) to the
 //! process's own file and fails on poison entries (retried, then parked in the store).
 //! SIGTERM (or the supervisor's end: its stdin closes) shuts it down gracefully, then it
 //! writes its stats beside its file and exits 0.
@@ -103,7 +104,7 @@ async fn handle(entry: Arc<Entry>, file: Arc<Mutex<File>>, pid: u32) -> HandlerR
     // One write per line on an unbuffered file: each line reaches the file as it is handled,
     // so a SIGKILL loses none that counted.
     let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
-    file.write_all(format!("{id} {pid}\n").as_bytes())?;
+    file.write_all(format!("{id} {pid} {}\n", crate::lock::wall_ms()).as_bytes())?;
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! What the children left behind: their files of handled entries (`id pid` per line) and the
+//! What the children left behind: their files of handled entries (`id pid ms` per line) and the
 //! stats each wrote as it exited.
 
 use std::collections::BTreeMap;
@@ -7,11 +7,13 @@ use crate::BoxError;
 use crate::child::exit_path;
 use crate::fleet::Setup;
 
-/// A line of a child's file: the entry's id, and the child that handled it.
+/// A line of a child's file: the entry's id, the child that handled it, and when (ms since
+/// the Unix epoch).
 #[derive(Debug, Clone)]
 pub struct Handled {
     pub id: u64,
     pub child: String,
+    pub at_ms: u64,
 }
 
 /// Every line of every child's file. A line that does not parse, or whose pid is not its
@@ -27,13 +29,16 @@ pub fn handled(setup: &Setup, started: &BTreeMap<String, u32>) -> Result<Vec<Han
             Err(error) => return Err(error.into()),
         };
         for line in text.lines() {
-            let parsed = line
-                .split_once(' ')
-                .and_then(|(id, p)| Some((id.parse::<u64>().ok()?, p.parse::<u32>().ok()?)));
+            let mut fields = line.split(' ').map(str::parse::<u64>);
+            let parsed = match (fields.next(), fields.next(), fields.next(), fields.next()) {
+                (Some(Ok(id)), Some(Ok(p)), Some(Ok(at_ms)), None) => Some((id, p, at_ms)),
+                _ => None,
+            };
             match parsed {
-                Some((id, p)) if p == *pid => all.push(Handled {
+                Some((id, p, at_ms)) if p == u64::from(*pid) => all.push(Handled {
                     id,
                     child: child.clone(),
+                    at_ms,
                 }),
                 _ => return Err(format!("{}: bad line {line:?}", path.display()).into()),
             }

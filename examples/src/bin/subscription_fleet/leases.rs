@@ -10,7 +10,7 @@ use crate::store::FleetStore;
 use crate::{BoxError, PARTITIONS, SUBSCRIPTION};
 
 /// Several lease durations: only a takeover or a handover that never happens trips it.
-const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(50);
 
 /// The supervisor's view of the lease table of the fleet's group.

@@ -36,6 +36,7 @@ mod child;
 mod evidence;
 mod fleet;
 mod leases;
+mod lock;
 mod payload;
 mod readback;
 mod steps;
@@ -57,6 +58,19 @@ const ENTRIES: u64 = 3_000;
 const WRITE_FOR: Duration = Duration::from_secs(10);
 /// Short, so that a takeover after a kill or a freeze takes about two seconds.
 const LEASE: Duration = Duration::from_secs(2);
+/// How long the `--lock-holder` process waits for the write lock before it takes it.
+const LOCK_HOLDER_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest freeze of a process holding the store file's write lock that costs no child
+/// its leases: a child's last renew that went through before the lock was taken was sent at
+/// most one renew interval (`LEASE / DEFAULT_RENEWS_PER_LEASE`, 400 ms: the children keep
+/// the worker's default cadence) before it, and the child treats its leases as held until
+/// `holder_deadline`, `safe_duration(LEASE)` (1.978 s) after that send. So 1.578 s, less
+/// the time a renew takes to get the lock once it is free.
+fn slack() -> Duration {
+    checkpoint_core::lease::safe_duration(LEASE)
+        .saturating_sub(LEASE / checkpoint_worker::DEFAULT_RENEWS_PER_LEASE)
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -67,7 +81,9 @@ async fn main() -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let result = if args.iter().any(|a| a == "--child") {
+    let result = if let Some(file) = value_of("--lock-holder") {
+        lock::hold(std::path::Path::new(&file)).await
+    } else if args.iter().any(|a| a == "--child") {
         let flags = [
             "--store",
             "--source",
@@ -99,12 +115,18 @@ async fn main() -> ExitCode {
             _ => Err(format!("--child needs {}", flags.join(", ")).into()),
         }
     } else {
-        supervisor::run(supervisor::Options {
-            store: value_of("--store"),
-            source: value_of("--source"),
-            summary: value_of("--summary").map(PathBuf::from),
-        })
-        .await
+        match value_of("--freeze-in-write-ms").map(|ms| ms.parse::<u64>()) {
+            Some(Err(error)) => Err(format!("--freeze-in-write-ms: {error}").into()),
+            freeze => {
+                supervisor::run(supervisor::Options {
+                    store: value_of("--store"),
+                    source: value_of("--source"),
+                    summary: value_of("--summary").map(PathBuf::from),
+                    freeze_in_write: freeze.and_then(Result::ok).map(Duration::from_millis),
+                })
+                .await
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

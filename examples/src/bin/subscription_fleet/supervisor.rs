@@ -15,7 +15,7 @@ use crate::steps::{self, EXIT_TIMEOUT};
 use crate::store::{self, FleetStore};
 use crate::verdict::{self, Evidence, Verdict};
 use crate::writers::{self, Committed, Log};
-use crate::{BoxError, ENTRIES, PARTITIONS, SUBSCRIPTION, WRITE_FOR, evidence, readback};
+use crate::{BoxError, ENTRIES, PARTITIONS, SUBSCRIPTION, WRITE_FOR, evidence, lock, readback};
 
 /// How long the last child may take to handle what is left.
 const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,6 +26,9 @@ pub struct Options {
     pub store: Option<String>,
     pub source: Option<String>,
     pub summary: Option<PathBuf>,
+    /// Freeze a process holding the store file's write lock this long, instead of the kill
+    /// and the child's freeze (SQLite only).
+    pub freeze_in_write: Option<Duration>,
 }
 
 pub async fn run(options: Options) -> Result<(), BoxError> {
@@ -43,9 +46,10 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         setup.dir.display()
     );
     let store = store::open(&setup.store, true).await?;
+    let plan = plan(&setup, options.freeze_in_write).await?;
     let started = Instant::now();
     let kept = |error: BoxError| format!("{error}\n(files kept in {})", setup.dir.display());
-    let verdict = scenario(&setup, &*store).await.map_err(kept)?;
+    let verdict = scenario(&setup, &*store, plan).await.map_err(kept)?;
     let seconds = started.elapsed().as_secs_f64();
     println!("\n── the verdict, after {seconds:.1} s");
     verdict.print();
@@ -61,7 +65,12 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         .into());
     }
     println!(
-        "\nevery committed entry handled, none skipped; poison ones parked, never handled; redone only where a kill or a freeze hit."
+        "\nevery committed entry handled, none skipped; poison ones parked, never handled; redone only where a kill or a freeze hit{}.",
+        if verdict.frozen_in_write {
+            ", or behind a process frozen inside a write (it held the file's write lock)"
+        } else {
+            ""
+        }
     );
     remove_log(&setup.source, &setup.log).await?;
     let _ = std::fs::remove_dir_all(&setup.dir);
@@ -90,9 +99,29 @@ fn setup(store: Option<String>, source: Option<String>) -> Result<Setup, BoxErro
     Ok(setup)
 }
 
+/// The probe of the store's write lock (SQLite stores only: the file exists, migrated), and
+/// the freeze inside a write if asked.
+async fn plan(setup: &Setup, freeze_in_write: Option<Duration>) -> Result<steps::Plan, BoxError> {
+    let probe = match lock::sqlite_file(&setup.store) {
+        Some(file) => Some((file.clone(), lock::Probe::open(&file).await?)),
+        None if freeze_in_write.is_some() => {
+            return Err("--freeze-in-write-ms needs an SQLite store (sqlite:PATH)".into());
+        }
+        None => None,
+    };
+    Ok(steps::Plan {
+        probe,
+        freeze_in_write,
+    })
+}
+
 /// Writers and steps at once, then the end of every child, the last child's catch-up, and
 /// the verdict on what they left.
-async fn scenario(setup: &Setup, store: &dyn FleetStore) -> Result<Verdict, BoxError> {
+async fn scenario(
+    setup: &Setup,
+    store: &dyn FleetStore,
+    mut plan: steps::Plan,
+) -> Result<Verdict, BoxError> {
     let log = Arc::new(Log::create(&setup.source, &setup.log).await?);
     println!(
         "{} writers append {ENTRIES} entries over {WRITE_FOR:?}",
@@ -104,7 +133,7 @@ async fn scenario(setup: &Setup, store: &dyn FleetStore) -> Result<Verdict, BoxE
         store,
         group: &setup.group,
     };
-    let faults = steps::run(&leases, &mut fleet).await?;
+    let faults = steps::run(&leases, &mut fleet, &mut plan).await?;
     let steps_while_writing = !writing.is_finished();
     let committed = writing.await??;
     println!(

@@ -14,14 +14,27 @@ use tokio::time::Instant;
 
 use crate::{BoxError, PARTITIONS, payload};
 
-/// An entry a writer committed: its id, partition and position, and when its commit
-/// returned among all the writers' (0, 1, 2, …).
+/// An entry a writer committed: its id, partition and position, when its commit returned
+/// among all the writers' (0, 1, 2, …), and how long after the writers started.
 #[derive(Debug, Clone, Copy)]
 pub struct Committed {
     pub id: u64,
     pub partition: u32,
     pub position: u64,
     pub order: u64,
+    pub at: Duration,
+}
+
+/// The longest time between two commits of the writers (any of them): a few milliseconds
+/// while the file takes writes, the freeze's length when a frozen process held its lock.
+pub fn longest_stall(committed: &[Committed]) -> Duration {
+    let mut times: Vec<Duration> = committed.iter().map(|entry| entry.at).collect();
+    times.sort();
+    times
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .max()
+        .unwrap_or_default()
 }
 
 /// Entries whose commit returned after that of a later position of their partition: how
@@ -154,6 +167,7 @@ pub async fn write(log: Arc<Log>, total: u64, over: Duration) -> Result<Vec<Comm
                     partition,
                     position,
                     order,
+                    at: start.elapsed(),
                 });
             }
             Ok::<_, BoxError>(committed)
