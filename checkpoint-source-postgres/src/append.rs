@@ -5,7 +5,7 @@ use checkpoint_core::source::{Source, SourceError};
 use sqlx::PgConnection;
 
 use crate::PostgresSource;
-use crate::error::{backend, within};
+use crate::error::{backend, within, write_error};
 use crate::position;
 use crate::statements::sql;
 
@@ -16,7 +16,9 @@ impl PostgresSource {
     /// # Errors
     ///
     /// [`SourceError::PartitionOutOfRange`] before any I/O; [`SourceError::Setup`] when the
-    /// table is not set up; [`SourceError::Backend`] or [`SourceError::Timeout`] when the
+    /// table is not set up, or when the entry would be the transaction's 2^20 + 1st in the
+    /// partition (refused by the table's limit trigger, or by the source without it: see the
+    /// crate doc's limits); [`SourceError::Backend`] or [`SourceError::Timeout`] when the
     /// insert failed or may not have committed (then it may have been appended: a retry can
     /// append it twice).
     pub async fn append(
@@ -83,7 +85,7 @@ async fn insert(
         .bind(payload)
         .fetch_one(connection)
         .await
-        .map_err(|error| backend("append", error))?;
+        .map_err(|error| write_error("append", error))?;
     position::encode(
         u64::try_from(tx).unwrap_or(u64::MAX),
         u64::try_from(index).unwrap_or(u64::MAX),

@@ -17,6 +17,20 @@ pub(crate) fn backend(operation: &'static str, error: sqlx::Error) -> SourceErro
     }
 }
 
+/// A write's sqlx error: the `{table}_limit` trigger's refusal of a transaction past 2^20
+/// entries in a partition as [`SourceError::Setup`] with the server's message (which names the
+/// limit, the partition and what to do; retrying cannot help), any other as [`backend`].
+pub(crate) fn write_error(operation: &'static str, error: sqlx::Error) -> SourceError {
+    match error.as_database_error() {
+        Some(database)
+            if database.code().as_deref() == Some(crate::position::TOO_MANY_ENTRIES_SQLSTATE) =>
+        {
+            setup(database.message().to_owned())
+        }
+        _ => backend(operation, error),
+    }
+}
+
 /// Whether the same call may succeed later: a lost or refused connection, an exhausted pool,
 /// a server shutting down or short of resources, a cancelled statement. Not what fails again
 /// the same way (a missing table, a refused permission, a misconfiguration).

@@ -16,6 +16,10 @@ pub(crate) const META_SUFFIX: &str = "_source";
 /// The suffix of the notification trigger and its function: `{table}_notify`.
 pub(crate) const NOTIFY_SUFFIX: &str = "_notify";
 
+/// The suffix of the trigger that refuses a transaction writing more entries to one partition
+/// than a position can number, and of its function: `{table}_limit`.
+pub(crate) const LIMIT_SUFFIX: &str = "_limit";
+
 /// The suffix of the read index: `{table}_read`.
 pub(crate) const INDEX_SUFFIX: &str = "_read";
 
@@ -50,7 +54,12 @@ impl Layout {
             identifier("table", schema, 0)?;
         }
         // The longest suffix must still fit the identifier limit.
-        identifier("table", table, META_SUFFIX.len().max(NOTIFY_SUFFIX.len()))?;
+        let room = [META_SUFFIX, NOTIFY_SUFFIX, LIMIT_SUFFIX, INDEX_SUFFIX]
+            .iter()
+            .map(|suffix| suffix.len())
+            .max()
+            .unwrap_or_default();
+        identifier("table", table, room)?;
         self.schema = schema.map(str::to_owned);
         self.table = table.to_owned();
         Ok(self)

@@ -88,6 +88,33 @@
 //! in `tx`, `seq` or the partition, and deleted only a whole transaction at a time below
 //! every checkpoint (deleting one row renumbers the rest of its transaction).
 //!
+//! The 2^20 entries are enforced where every writer passes, in the database: the trigger
+//! `{table}_limit` that [`migrate`](PostgresSource::migrate) installs (see the schema) refuses
+//! the `INSERT` or `COPY` statement that takes its transaction past 2^20 entries in one
+//! partition, with SQLSTATE `LM001` ([`position::TOO_MANY_ENTRIES_SQLSTATE`]) and a message
+//! naming the limit and the partition; the transaction can only roll back (or back to a
+//! savepoint before that statement). [`append`](PostgresSource::append) and
+//! [`append_in`](PostgresSource::append_in) return that refusal as `Setup`. The trigger keeps a
+//! count per partition in a setting local to the transaction: it may count more than the
+//! transaction finally leaves (rows it deleted again), which only refuses earlier; a rollback
+//! to a savepoint undoes it with the rows. A transaction past the limit can still exist: one
+//! written before the trigger was installed, or with triggers disabled (`ALTER TABLE ...
+//! DISABLE TRIGGER`, `session_replication_role = replica`). A read never skips its entries
+//! after the 2^20th, nor sticks silently: any read that would return them or go on past them
+//! (a page that ends at the transaction's 2^20th entry included), and `head` when it is the
+//! last, fails with `Setup` naming the transaction, the partition and the repair, an `UPDATE`
+//! to run in a transaction of its own, once per 2^20 entries after the first 2^20, which moves
+//! them, in their order, to that transaction (read after the entries written since; nothing is
+//! skipped, since no read has gone past them and the repair's transaction is above every
+//! `next` returned). For the default names:
+//!
+//! ```sql
+//! UPDATE "events" SET tx = pg_current_xact_id()
+//!  WHERE "partition" = <partition> AND tx = '<transaction>' AND "seq" IN
+//!    (SELECT "seq" FROM "events" WHERE "partition" = <partition> AND tx = '<transaction>'
+//!      ORDER BY "seq" OFFSET 1048576 LIMIT 1048576)
+//! ```
+//!
 //! Other limits of the design:
 //!
 //! - The horizon is the cluster's: a long transaction in any database of the server delays
@@ -140,18 +167,43 @@
 //! END $$;
 //! CREATE OR REPLACE TRIGGER "events_notify" AFTER INSERT ON "events"
 //!     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "events_notify"();
+//! CREATE OR REPLACE FUNCTION "events_limit"() RETURNS trigger LANGUAGE plpgsql AS $$
+//! DECLARE
+//!     counter text;
+//!     total bigint;
+//!     written record;
+//! BEGIN
+//!     FOR written IN SELECT "partition" AS p, count(*) AS n FROM new_rows WHERE "partition" >= 0 GROUP BY 1 LOOP
+//!         counter := 'checkpoint_source.entries_' || TG_RELID || '_' || written.p;
+//!         total := coalesce(nullif(current_setting(counter, true), '')::bigint, 0) + written.n;
+//!         IF total > 1048576 THEN
+//!             RAISE EXCEPTION 'refused: this transaction writes more than 1048576 (2^20) entries to partition % of table %.%, more than a position can number: split such writes into transactions of at most 1048576 entries per partition', written.p, TG_TABLE_SCHEMA, TG_TABLE_NAME
+//!                 USING ERRCODE = 'LM001';
+//!         END IF;
+//!         PERFORM set_config(counter, total::text, true);
+//!     END LOOP;
+//!     RETURN NULL;
+//! END $$;
+//! CREATE OR REPLACE TRIGGER "events_limit" AFTER INSERT ON "events"
+//!     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "events_limit"();
 //! INSERT INTO "events_source" (partitions) VALUES ($1) ON CONFLICT DO NOTHING;
 //! ```
 //!
-//! `CREATE OR REPLACE TRIGGER` needs PostgreSQL 14 or later; `xid8` 13 or later.
+//! `CREATE OR REPLACE TRIGGER` needs PostgreSQL 14 or later; `xid8` 13 or later. The limit
+//! trigger counts, per table (`TG_RELID`) and partition, the rows its transaction's statements
+//! inserted, in a setting local to the transaction (`set_config(..., true)`), so a statement
+//! costs a pass over its own new rows, whatever the transaction wrote before; negative
+//! partitions are never read and not counted. Each session keeps one such setting per table and
+//! partition it has written (empty outside a transaction).
 //!
 //! ## An existing event table
 //!
 //! For a table that already has a sequence column (say `id bigserial`), a partition column
 //! and `payload bytea`, run in one transaction the statements
 //! [`existing_table_statements`](PostgresSource::existing_table_statements) returns, then
-//! [`migrate`](PostgresSource::migrate) (which adds the index, the count and the trigger). For
-//! the default names:
+//! [`migrate`](PostgresSource::migrate) (which adds the index, the count and the triggers;
+//! run on a table without `tx`, it refuses with `Setup` naming these statements). For the
+//! default names:
 //!
 //! ```sql
 //! BEGIN;
@@ -190,10 +242,11 @@
 //!
 //! | operation | statements |
 //! | --- | --- |
-//! | `read` | 1: one seek of the `(partition, tx, seq)` index, under one snapshot with its horizon. A read from inside a transaction that this source's own reads did not stop at (a checkpoint stored by another process) skips that transaction's first entries instead, planned for its values |
+//! | `read` | 1: one seek of the `(partition, tx, seq)` index, under one snapshot with its horizon. A read from inside a transaction that this source's own reads did not stop at (a checkpoint stored by another process) skips that transaction's first entries instead, planned for its values. A page that ends at a transaction's 2^20th entry in the partition: 1 more seek (whether it wrote more) |
 //! | `head` | 1: the last readable transaction of the partition and how many entries it wrote there (linear in that transaction's entries), planned for its values |
 //! | `wait` | 1 per wake-up or poll: three index-ordered `LIMIT 1` scans |
-//! | `append`, `append_in` | 1: the insert, `RETURNING` the transaction id and the entry's index |
+//! | `append`, `append_in` | 1: the insert, `RETURNING` the transaction id and the entry's index; its two statement triggers (below) |
+//! | an `INSERT` or `COPY` of the application's | the table's two statement triggers, each a pass over the statement's new rows (`{table}_notify` one `pg_notify` per partition, `{table}_limit` one setting read and written per partition): linear in the statement's rows, not in what its transaction wrote before |
 //! | the first operation of a source | the setup check, once (see [`verify`](PostgresSource::verify)) |
 //!
 //! The statements a reader repeats are prepared once per connection and written so that a

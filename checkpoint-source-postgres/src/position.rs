@@ -16,6 +16,15 @@ pub const INDEX_BITS: u32 = 20;
 /// How many entries one transaction may write to one partition: 2^20.
 pub const MAX_ENTRIES_PER_TRANSACTION: u64 = 1 << INDEX_BITS;
 
+/// The SQLSTATE with which the `{table}_limit` trigger (installed by
+/// [`migrate`](crate::PostgresSource::migrate)) refuses an `INSERT` or `COPY` that takes a
+/// transaction past [`MAX_ENTRIES_PER_TRANSACTION`] entries in one partition, whoever writes:
+/// `LM001` (class `LM` is not used by PostgreSQL). [`append`](crate::PostgresSource::append)
+/// and [`append_in`](crate::PostgresSource::append_in) return it as
+/// [`SourceError::Setup`] with the server's message; an application that writes with plain SQL
+/// sees it as this code.
+pub const TOO_MANY_ENTRIES_SQLSTATE: &str = "LM001";
+
 /// The highest transaction id (`xid8`) whose entries can be positioned: 2^43 - 2, so that the
 /// highest position stays below `i64::MAX` (the position after it must still be a checkpoint).
 pub const MAX_TRANSACTION_ID: u64 = (1 << (63 - INDEX_BITS)) - 2;

@@ -6,7 +6,8 @@ use checkpoint_core::source::SourceError;
 use sqlx::{AssertSqlSafe, PgPool, Row};
 
 use crate::error::{backend, setup};
-use crate::layout::{INDEX_SUFFIX, Layout, META_SUFFIX, NOTIFY_SUFFIX};
+use crate::layout::{INDEX_SUFFIX, LIMIT_SUFFIX, Layout, META_SUFFIX, NOTIFY_SUFFIX};
+use crate::position::{MAX_ENTRIES_PER_TRANSACTION, TOO_MANY_ENTRIES_SQLSTATE};
 
 /// What [`verify`] found besides the table being usable.
 #[derive(Debug, Clone, Copy)]
@@ -15,8 +16,9 @@ pub(crate) struct Verified {
     pub(crate) notifies: bool,
 }
 
-/// The statements that create the table, its index, the partition count's table and the
-/// notification trigger, each idempotent; then [`store_partitions`] records the count.
+/// The statements that create the table, its index, the partition count's table, the
+/// notification trigger and the limit trigger, each idempotent; then [`store_partitions`]
+/// records the count.
 pub(crate) fn migration(layout: &Layout) -> Vec<String> {
     let table = layout.quoted();
     let p = &layout.partition_column;
@@ -25,6 +27,7 @@ pub(crate) fn migration(layout: &Layout) -> Vec<String> {
     let meta = layout.beside(META_SUFFIX);
     let function = layout.beside(NOTIFY_SUFFIX);
     let channel = layout.channel();
+    let [limit_function, limit_trigger] = limit_trigger(layout);
     vec![
         format!(
             "CREATE TABLE IF NOT EXISTS {table} (\n    \
@@ -54,6 +57,58 @@ pub(crate) fn migration(layout: &Layout) -> Vec<String> {
             "CREATE OR REPLACE TRIGGER \"{bare}{NOTIFY_SUFFIX}\" AFTER INSERT ON {table}\n    \
                REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
         ),
+        limit_function,
+        limit_trigger,
+    ]
+}
+
+/// The function and the trigger `{table}_limit`: they refuse, in the database and so for every
+/// writer (plain `INSERT`s and `COPY` too, not only `append`), a statement that takes its
+/// transaction past 2^20 entries in one partition, more than a position can number.
+///
+/// The count is a setting local to the transaction (`set_config(..., true)`), one per table
+/// (its oid, so that two tables whose names differ only in case do not share one) and
+/// partition, to which each statement adds its own new rows: the cost of a statement is a pass
+/// over its own rows and one setting per partition it writes, whatever the transaction wrote
+/// before. The count only grows, so it may exceed what the transaction finally leaves in the
+/// partition (rows it deleted again, rows inserted with another `tx`): that only refuses
+/// earlier, never lets a longer transaction through, since what a commit leaves with the
+/// writer's id is a subset of what its inserts put there. A rollback to a savepoint undoes the
+/// count with the rows (PostgreSQL reverts a setting made with `is_local` at `ROLLBACK TO
+/// SAVEPOINT`, checked on 15), and a refused statement undoes its own additions as it fails.
+/// Negative partitions (possible in an existing table without the `CHECK`) are never read, so
+/// they are not counted, and their `-` would not fit a setting's name.
+fn limit_trigger(layout: &Layout) -> [String; 2] {
+    let table = layout.quoted();
+    let p = &layout.partition_column;
+    let bare = &layout.table;
+    let function = layout.beside(LIMIT_SUFFIX);
+    let max = MAX_ENTRIES_PER_TRANSACTION;
+    let code = TOO_MANY_ENTRIES_SQLSTATE;
+    [
+        format!(
+            "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$\n\
+             DECLARE\n    \
+               counter text;\n    \
+               total bigint;\n    \
+               written record;\n\
+             BEGIN\n    \
+               FOR written IN SELECT \"{p}\" AS p, count(*) AS n FROM new_rows WHERE \"{p}\" >= 0 GROUP BY 1 LOOP\n        \
+                 counter := 'checkpoint_source.entries_' || TG_RELID || '_' || written.p;\n        \
+                 total := coalesce(nullif(current_setting(counter, true), '')::bigint, 0) + written.n;\n        \
+                 IF total > {max} THEN\n            \
+                   RAISE EXCEPTION 'refused: this transaction writes more than {max} (2^20) entries to partition % of table %.%, more than a position can number: split such writes into transactions of at most {max} entries per partition', written.p, TG_TABLE_SCHEMA, TG_TABLE_NAME\n                \
+                     USING ERRCODE = '{code}';\n        \
+                 END IF;\n        \
+                 PERFORM set_config(counter, total::text, true);\n    \
+               END LOOP;\n    \
+               RETURN NULL;\n\
+             END $$"
+        ),
+        format!(
+            "CREATE OR REPLACE TRIGGER \"{bare}{LIMIT_SUFFIX}\" AFTER INSERT ON {table}\n    \
+               REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ),
     ]
 }
 
@@ -71,6 +126,17 @@ pub(crate) async fn migrate(
         .execute(&mut *transaction)
         .await
         .map_err(fail)?;
+    // An existing table is checked before anything is created on it: the index on `tx` would
+    // fail on a table without that column with the server's "column does not exist" instead
+    // of what to do. The rollback of `transaction` leaves nothing behind.
+    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(layout.quoted())
+        .fetch_one(&mut *transaction)
+        .await
+        .map_err(fail)?;
+    if exists {
+        verify_columns(&mut *transaction, layout).await?;
+    }
     for statement in migration(layout) {
         sqlx::query(AssertSqlSafe(statement))
             .execute(&mut *transaction)
@@ -103,17 +169,19 @@ pub(crate) async fn verify(
 ) -> Result<Verified, SourceError> {
     let fail = |error| backend("verify", error);
     let name = layout.display();
-    let found: Option<(bool, bool, bool)> = sqlx::query_as(
+    let found: Option<(bool, bool, bool, bool)> = sqlx::query_as(
         "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-                EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $3)",
+                EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $3),
+                EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $4)",
     )
     .bind(layout.quoted())
     .bind(layout.beside(META_SUFFIX))
     .bind(format!("{}{NOTIFY_SUFFIX}", layout.table))
+    .bind(format!("{}{LIMIT_SUFFIX}", layout.table))
     .fetch_optional(pool)
     .await
     .map_err(fail)?;
-    let (table, meta, notifies) = found.unwrap_or_default();
+    let (table, meta, notifies, limits) = found.unwrap_or_default();
     if !table {
         return Err(setup(format!(
             "table {name} does not exist: create it with PostgresSource::migrate, or name your \
@@ -152,6 +220,16 @@ pub(crate) async fn verify(
         }
     }
     verify_transaction_ids(pool, layout, partitions).await?;
+    if !limits {
+        // Reads still never skip: they stop with a setup error at such a transaction.
+        tracing::warn!(
+            table = %name,
+            "no {}{LIMIT_SUFFIX} trigger: a transaction that writes more than {} entries to a \
+             partition is not refused, and reads stop at it; run migrate",
+            layout.table,
+            MAX_ENTRIES_PER_TRANSACTION
+        );
+    }
     if !notifies {
         tracing::warn!(
             table = %name,
@@ -205,7 +283,7 @@ fn expected_columns(layout: &Layout) -> [(&str, &'static [&'static str], &'stati
         (
             "tx",
             &["xid8"],
-            "add it: ALTER TABLE ... ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id() (see the crate doc)",
+            "run the statements of PostgresSource::existing_table_statements in one transaction (they add it, number the rows already there as transactions of at most 2^20 entries and give it its default pg_current_xact_id()), then migrate",
         ),
         (
             layout.partition_column.as_str(),
@@ -226,7 +304,10 @@ fn expected_columns(layout: &Layout) -> [(&str, &'static [&'static str], &'stati
     ]
 }
 
-async fn verify_columns(pool: &PgPool, layout: &Layout) -> Result<(), SourceError> {
+async fn verify_columns(
+    executor: impl sqlx::PgExecutor<'_>,
+    layout: &Layout,
+) -> Result<(), SourceError> {
     let rows = sqlx::query(
         "SELECT a.attname::text, t.typname::text, pg_get_expr(d.adbin, d.adrelid), a.attnotnull
            FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
@@ -234,7 +315,7 @@ async fn verify_columns(pool: &PgPool, layout: &Layout) -> Result<(), SourceErro
           WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped",
     )
     .bind(layout.quoted())
-    .fetch_all(pool)
+    .fetch_all(executor)
     .await
     .map_err(|error| backend("verify", error))?;
     let name = layout.display();
@@ -283,7 +364,7 @@ async fn verify_columns(pool: &PgPool, layout: &Layout) -> Result<(), SourceErro
 pub(crate) fn existing_table(layout: &Layout) -> Vec<String> {
     let table = layout.quoted();
     let seq = &layout.sequence_column;
-    let per_transaction = crate::position::MAX_ENTRIES_PER_TRANSACTION;
+    let per_transaction = MAX_ENTRIES_PER_TRANSACTION;
     vec![
         format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS tx xid8"),
         // The history: committed before every transaction to come, in sequence order, as
@@ -306,6 +387,42 @@ pub(crate) fn existing_table(layout: &Layout) -> Vec<String> {
     ]
 }
 
+/// The refusal of a read that reached a transaction with more than 2^20 entries in
+/// `partition` (written before migrate installed the limit trigger, or with triggers disabled):
+/// what happened and the repair, instead of skipping the entries a position cannot number.
+pub(crate) fn too_many_entries(layout: &Layout, partition: u32, xid: u64) -> SourceError {
+    let max = MAX_ENTRIES_PER_TRANSACTION;
+    setup(format!(
+        "transaction {xid} wrote more than {max} (2^20) entries to partition {partition} of \
+         table {name} (before migrate installed the {bare}{LIMIT_SUFFIX} trigger that refuses \
+         such transactions, or with triggers disabled): a position cannot number the entries \
+         after the {max}th, so reads stop there rather than skip them. Move those entries to \
+         transactions of their own, read after the entries written since, by running in a \
+         transaction of its own, again until reads go on (each run moves {max}): {repair}; and \
+         run migrate so that the trigger refuses such transactions from now on",
+        name = layout.display(),
+        bare = layout.table,
+        repair = repair_statement(layout, &partition.to_string(), &xid.to_string()),
+    ))
+}
+
+/// The repair [`too_many_entries`] names: moves the next 2^20 entries after the 2^20th that
+/// transaction `xid` wrote to `partition` to the transaction that runs it. No reader has read
+/// past them (reads stop before them, and a read never returns a row of a transaction that has
+/// not ended), and the running transaction's id is above every `next` a read has returned, so
+/// nothing is skipped; they are read after the entries written since, in their old order.
+pub(crate) fn repair_statement(layout: &Layout, partition: &str, xid: &str) -> String {
+    let table = layout.quoted();
+    let p = &layout.partition_column;
+    let seq = &layout.sequence_column;
+    let max = MAX_ENTRIES_PER_TRANSACTION;
+    let of_it = format!("\"{p}\" = {partition} AND tx = '{xid}'");
+    format!(
+        "UPDATE {table} SET tx = pg_current_xact_id() WHERE {of_it} AND \"{seq}\" IN \
+           (SELECT \"{seq}\" FROM {table} WHERE {of_it} ORDER BY \"{seq}\" OFFSET {max} LIMIT {max})"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,6 +441,7 @@ mod tests {
         let mut statements = migration(&layout);
         statements.push(store_partitions(&layout));
         statements.extend(existing_table(&layout));
+        statements.push(repair_statement(&layout, "<partition>", "<transaction>"));
         for statement in statements {
             let statement = normalize(&statement);
             assert!(doc.contains(&statement), "the crate doc lacks: {statement}");

@@ -95,7 +95,7 @@ impl PostgresSource {
 
     /// Uses the table `name` (`table` or `schema.table`). Each part must match
     /// `[A-Za-z_][A-Za-z0-9_]*`; the table part has at most 56 bytes, so that the names beside
-    /// it (`{table}_source`, `{table}_notify`) fit PostgreSQL's 63.
+    /// it (`{table}_source`, `{table}_notify`, `{table}_limit`) fit PostgreSQL's 63.
     ///
     /// # Errors
     ///
@@ -146,15 +146,18 @@ impl PostgresSource {
         &self.pool
     }
 
-    /// Creates the table, its read index, the `{table}_source` table with the partition count
-    /// and the notification trigger, whichever are missing (see the crate doc's schema), then
-    /// checks them as [`verify`](Self::verify) does. Idempotent, safe from many processes.
+    /// Creates the table, its read index, the `{table}_source` table with the partition count,
+    /// the notification trigger and the trigger that refuses a transaction of more than 2^20
+    /// entries in a partition, whichever are missing (see the crate doc's schema), then checks
+    /// them as [`verify`](Self::verify) does. Idempotent, safe from many processes.
     ///
     /// # Errors
     ///
     /// [`SourceError::Setup`] when a table of that name exists but does not fit (another
-    /// partition count, a column missing or of another type); [`SourceError::Backend`] when
-    /// the server refuses (for example for lack of privileges).
+    /// partition count, a column missing or of another type; without `tx`, naming
+    /// [`existing_table_statements`](Self::existing_table_statements)), and then nothing is
+    /// created; [`SourceError::Backend`] when the server refuses (for example for lack of
+    /// privileges).
     pub async fn migrate(&self) -> Result<(), SourceError> {
         let verified = within(
             "migrate",
@@ -168,7 +171,7 @@ impl PostgresSource {
 
     /// The statements that prepare an existing event table of this source's name for it, to
     /// run in one transaction before [`migrate`](Self::migrate) (which then adds the index,
-    /// the partition count and the trigger): the `tx` column, filled for the rows already
+    /// the partition count and the triggers): the `tx` column, filled for the rows already
     /// there so that they keep their sequence order and come before every later entry, then
     /// given its default; `key` and `appended_at` when missing. The crate doc shows them.
     pub fn existing_table_statements(&self) -> Vec<String> {
@@ -240,6 +243,9 @@ impl PostgresSource {
                 _ if tx == xid => skip,
                 _ => 0,
             };
+            if index >= position::MAX_ENTRIES_PER_TRANSACTION {
+                return Err(schema::too_many_entries(&self.layout, partition, tx));
+            }
             current = Some((tx, index + 1, seq));
             let at: Option<i64> = row.try_get(4).map_err(|e| backend("read", e))?;
             entries.push(Entry {
@@ -250,10 +256,36 @@ impl PostgresSource {
             });
         }
         let next = entries.last().map_or(from, |last| last.position + 1);
-        if let Some((tx, _, seq)) = current {
+        if let Some((tx, after, seq)) = current {
+            // A page that ends at the last entry a position can number in a transaction goes on
+            // from the next transaction: were there more, they would be skipped for good. So
+            // such a page fails as a read that reaches the next entry does (only such a
+            // transaction's last page pays for this seek).
+            if after == position::MAX_ENTRIES_PER_TRANSACTION
+                && self.more_in_transaction(partition, tx, seq).await?
+            {
+                return Err(schema::too_many_entries(&self.layout, partition, tx));
+            }
             self.remember(partition, next, tx, seq);
         }
         Ok(Page { entries, next })
+    }
+
+    /// Whether transaction `tx`, which has ended, wrote another entry to `partition` after the
+    /// one with sequence value `seq`.
+    async fn more_in_transaction(
+        &self,
+        partition: u32,
+        tx: u64,
+        seq: i64,
+    ) -> Result<bool, SourceError> {
+        sqlx::query_scalar(sql(&self.statements.more_in_transaction))
+            .bind(i64::from(partition))
+            .bind(as_i64(tx))
+            .bind(seq)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|error| backend("read", error))
     }
 
     fn cursor(&self, partition: u32, from: u64) -> Option<i64> {
@@ -394,6 +426,9 @@ impl Source for PostgresSource {
                 .await
                 .map_err(|error| backend("head", error))?;
             match row {
+                Some((tx, count)) if as_u64(count) > position::MAX_ENTRIES_PER_TRANSACTION => Err(
+                    schema::too_many_entries(&self.layout, partition, as_u64(tx)),
+                ),
                 Some((tx, count)) if count > 0 => {
                     position::encode(as_u64(tx), as_u64(count - 1)).map(Some)
                 }

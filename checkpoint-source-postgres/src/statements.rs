@@ -36,6 +36,9 @@ pub(crate) struct Statements {
     /// `$1` partition, `$2` key, `$3` payload: the writer's transaction id and the entry's index
     /// among that transaction's entries of the partition.
     pub(crate) append: Arc<str>,
+    /// `$1` partition, `$2` transaction id, `$3` sequence value: whether that (ended)
+    /// transaction wrote another row to the partition after `$3`, one seek of the index.
+    pub(crate) more_in_transaction: Arc<str>,
 }
 
 impl Statements {
@@ -99,6 +102,10 @@ impl Statements {
              RETURNING tx::text::int8, \
                (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = pg_current_xact_id())"
         );
+        let more_in_transaction = format!(
+            "SELECT EXISTS (SELECT 1 FROM {table} e \
+              WHERE e.\"{p}\" = $1 AND e.tx = {start} AND e.\"{seq}\" > $3)"
+        );
         Self {
             read: read.into(),
             read_after: read_after.into(),
@@ -106,6 +113,7 @@ impl Statements {
             probe: probe.into(),
             probe_after: probe_after.into(),
             append: append.into(),
+            more_in_transaction: more_in_transaction.into(),
         }
     }
 }

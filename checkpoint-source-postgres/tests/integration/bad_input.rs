@@ -232,6 +232,55 @@ async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first
     assert_eq!(all[25], (new, b"new".to_vec()));
 }
 
+/// `migrate` on an existing table without `tx` (its index needs that column) refuses with what
+/// to do, the existing-table statements, instead of the server's "column does not exist", and
+/// creates nothing; after those statements it succeeds.
+#[tokio::test]
+async fn migrate_on_an_existing_table_without_tx_names_the_existing_table_statements() {
+    let _shared = crate::support::shared().await;
+    let pool = pool(2).await;
+    let table = unique_table("notx");
+    let create = format!(
+        "CREATE TABLE \"{table}\" (id bigserial PRIMARY KEY, partition int NOT NULL, key text, \
+         payload bytea NOT NULL)"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(create))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let source = PostgresSource::new(pool.clone(), 2)
+        .with_table(&table)
+        .unwrap()
+        .with_sequence_column("id")
+        .unwrap();
+    let message = setup_message(source.migrate().await.unwrap_err());
+    assert!(
+        message.contains("no column tx") && message.contains("existing_table_statements"),
+        "{message}"
+    );
+    let created: (bool, bool) =
+        sqlx::query_as("SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL")
+            .bind(format!("\"{table}_read\""))
+            .bind(format!("\"{table}_source\""))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(created, (false, false), "nothing created");
+    assert_eq!(
+        setup_message(source.read(0, 0, 1).await.unwrap_err()),
+        message
+    );
+    let mut transaction = pool.begin().await.unwrap();
+    for statement in source.existing_table_statements() {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *transaction)
+            .await
+            .unwrap();
+    }
+    transaction.commit().await.unwrap();
+    source.migrate().await.unwrap();
+}
+
 /// Rows restored from another cluster carry transaction ids this server has not handed out:
 /// entries written from now on would sort before them, so the table is refused.
 #[tokio::test]

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod kit;
+mod limit;
 mod reads;
 mod stress;
 mod support;
