@@ -235,6 +235,50 @@
 //! over network file systems. A transaction of the caller that holds the write lock (see the
 //! `*_in` methods) makes every other writer wait until it ends: keep such transactions short.
 //!
+//! # Many processes on one file: a process frozen inside a write
+//!
+//! One writer at a time holds the file's write lock, for every table in it: a log of
+//! `checkpoint-source-sqlite` in the same file shares it with the checkpoints, the leases and
+//! the parked entries. A process **frozen** while it holds the lock (SIGSTOP, a debugger, a
+//! paused VM or container, a machine swapping) keeps it for the whole freeze, and every other
+//! process's writes wait behind it: appends, checkpoint saves, lease **renewals** and
+//! **acquires** (each up to the busy timeout, then a retryable error, and tried again). Reads
+//! go on (WAL). A process **killed** inside a write costs nothing: the operating system drops
+//! its file locks with it, and the next connection rolls its unfinished transaction back from
+//! the WAL (checked on Linux with a holder SIGKILLed inside `BEGIN IMMEDIATE`, running or
+//! stopped: the next `BEGIN IMMEDIATE` of another process succeeded at once, the holder's
+//! insert gone, `PRAGMA integrity_check` ok).
+//!
+//! What a freeze costs a fleet of `checkpoint-worker` workers (a subscription's included),
+//! none of which it touched:
+//!
+//! - **Up to the slack, nothing.** A worker renews every renew interval (by default the lease
+//!   duration / `DEFAULT_RENEWS_PER_LEASE` = 5) and holds its leases until
+//!   [`holder_deadline`](checkpoint_core::lease::holder_deadline), `safe_duration(lease)`
+//!   after it sent the last renew that went through. That renew was sent at most one renew
+//!   interval before the freeze, so the **slack** is `safe_duration(lease) − renew interval`:
+//!   1.578 s for a 2 s lease, 7.898 s for the default 10 s one (less the time a waiting renew
+//!   takes to win the lock once it is free). A freeze shorter than that ends before any
+//!   holder's deadline: the renews waiting behind it go through, no lease is lost, nothing is
+//!   handled twice.
+//! - **Past it, every holder loses.** Each worker whose deadline passes while its renew waits
+//!   stops its partitions (`Stop::Lost`, counted in its `losses`): it cannot know that the
+//!   store will not give its leases away, since the lease time runs on SQLite's clock during
+//!   the freeze. Once the lock is free the leases are acquired again (by the same workers or
+//!   others), each from its stored checkpoint, and the entries the workers' handlers finished
+//!   since the last checkpoint they stored before the freeze are **handled again**. Nothing is
+//!   skipped, and no lease has two owners at once (nobody could write during the freeze).
+//!
+//! So on SQLite, and only there, "a kill or a freeze costs only the partitions of the process
+//! it hit" holds for freezes up to the slack, and for kills always. Keeping it for longer
+//! freezes needs lease time that does not run while the file is locked, and a worker that
+//! suspends its partitions instead of losing them when its deadline passes behind the lock:
+//! a follow-up, beyond this crate as it stands. Until then: keep your own write transactions
+//! on the file short, do not pause processes that share it for longer than the slack, or
+//! lengthen the lease (the slack grows with it, and so does a takeover after a crash).
+//! `cargo run -p checkpoint-examples --bin subscription_fleet -- --freeze-in-write-ms 3500`
+//! shows the cost (`--freeze-in-write-ms 500`: none).
+//!
 //! # Timeouts
 //!
 //! Every operation, the wait for a pooled connection included, fails with

@@ -16,7 +16,8 @@ pub type HandlerResult = Result<(), HandlerError>;
 /// Handles one entry of the log. Called concurrently for different entries (up to
 /// [`max_in_flight`](crate::SubscriptionBuilder::max_in_flight) per partition), and again for
 /// the same entry when it failed and is retried, so it must be safe to run twice on one entry
-/// (at-least-once: a crashed worker's completed-but-unwritten entries are redone too).
+/// (at-least-once: the completed-but-unwritten entries of a crashed worker, or of one that lost
+/// its leases, are redone too).
 ///
 /// Any `Fn(Arc<Entry>) -> impl Future<Output = HandlerResult>` that is `Send + Sync +
 /// 'static` is a handler:

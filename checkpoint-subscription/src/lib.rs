@@ -70,6 +70,15 @@
 //!   abandons its handlers: another worker may own the partition already. Each dispatch is
 //!   checked against the worker's local deadline, so a worker frozen past its lease dispatches
 //!   nothing when it wakes.
+//! - **Who redoes what.** A kill or a freeze costs the entries finished but not yet
+//!   checkpointed in the partitions of the worker it hit, and nothing elsewhere: the others
+//!   keep renewing. One exception, on an SQLite store shared by several processes: a process
+//!   frozen *inside a write* to the file holds its one write lock, so nobody's renew goes
+//!   through until it wakes. A freeze shorter than the slack (the lease's safe duration less
+//!   the renew interval: 1.578 s for a 2 s lease) costs nothing; a longer one costs every
+//!   worker of the file its leases (`Stop::Lost`), and each partition's entries finished since
+//!   its last checkpoint stored before the freeze are handled again. `checkpoint-sqlite`'s
+//!   crate doc ("Many processes on one file") says why, and what it would take.
 //!
 //! # Lag
 //!

@@ -2,10 +2,12 @@
 //! each run a `checkpoint_subscription::Subscription` over one log while writers append to
 //! it, and are killed, frozen and stopped gracefully. At the end every committed entry was
 //! handled, none skipped; the poison ones were parked, never handled; and only the partitions
-//! a kill or a freeze hit had entries handled twice.
+//! a kill or a freeze hit had entries handled twice (on SQLite, see below for a freeze inside
+//! a write).
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --bin subscription_fleet            # store and log in one SQLite file
+//! cargo run -p checkpoint-examples --bin subscription_fleet -- --freeze-in-write-ms 3500   # frozen inside a write
 //! cargo run -p checkpoint-examples --features postgres,source-postgres --bin subscription_fleet -- \
 //!     --store postgres://postgres@127.0.0.1:5432/test --source postgres://postgres@127.0.0.1:5432/test
 //! cargo run -p checkpoint-examples --features redis,source-nats --bin subscription_fleet -- \
@@ -31,6 +33,28 @@
 //! log returns them; entries handled twice only in partitions whose owner was killed or
 //! frozen (`handled_twice_elsewhere=0`: a redo after a graceful handover breaks it); every
 //! child but the killed one exited gracefully, and no child that no step hit lost a lease.
+//!
+//! On SQLite, store and log share one file and its one write lock. The SIGSTOP may catch the
+//! child inside a write (a checkpoint, a renew): it then holds the lock through the freeze,
+//! every other process's writes wait (the writers' too), nobody can renew or take a lease,
+//! and once the freeze passes the slack (`slack_ms`, 1,578 ms: the children's 2 s lease's
+//! safe duration, 1,978 ms, less their renew interval, 400 ms) every child loses its leases
+//! and its entries handled since its last stored checkpoint are handled again, in partitions
+//! the freeze did not hold too (checkpoint-sqlite's crate doc, "Many processes on one file",
+//! says why). The supervisor probes the lock during the freeze (`BEGIN IMMEDIATE`, busy
+//! timeout 0, every 50 ms); when every probe found it held for 3.5 s it wakes the child, and
+//! the summary says `frozen_in_write=1` (with `freeze_probes`, `freeze_probes_locked` and the
+//! writers' longest stall, `writers_longest_stall_ms`). Only then are redos outside the
+//! faulted partitions accepted, and only those first handled by a child that lost a lease,
+//! before the lock's release or within a lease after it (`handled_twice_by_frozen_lock`);
+//! any other is `handled_twice_unexplained`, a broken promise, as is any lease lost by an
+//! unhit child without that evidence. On the other stores `frozen_in_write` is always 0.
+//!
+//! `--freeze-in-write-ms N` (SQLite only) makes it happen on purpose: instead of the kill and
+//! the child's freeze, a process of its own (`--lock-holder FILE`) takes the write lock
+//! (`BEGIN IMMEDIATE` and an insert), is SIGSTOPped for N ms while the fleet runs, then
+//! SIGCONTed, and commits. 3500: every child loses its leases and redoes what it had not
+//! checkpointed; 500, within the slack: no lease lost, nothing handled twice.
 
 mod child;
 mod evidence;
