@@ -150,3 +150,35 @@ async fn a_lost_partition_dispatches_nothing_after_the_local_deadline() {
     );
     drop(subscription);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_lone_subscription_handles_its_first_entry_within_100_ms_of_its_start() {
+    // The worker's defaults: a 10 s lease renewed every 2 s. A subscription that finds no
+    // other live worker does not wait a renew interval for one to show up (it did, issue 41):
+    // its worker claims every partition a short settle after joining.
+    let store = Arc::new(
+        InMemoryCheckpointStore::new().with_clock(|| tokio::time::Instant::now().into_std()),
+    );
+    let first: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let seen = Arc::clone(&first);
+    let started = Instant::now();
+    let subscription = Subscription::builder(Arc::clone(&store), filled_source(4, 10), "g", "s")
+        .handler(move |_entry: Arc<Entry>| {
+            seen.lock()
+                .expect("not poisoned")
+                .get_or_insert_with(Instant::now);
+            async { HandlerResult::Ok(()) }
+        })
+        .start()
+        .expect("valid settings");
+    eventually(LIMIT, "the first entry handled", || {
+        first.lock().expect("not poisoned").is_some()
+    })
+    .await;
+    let after = first.lock().expect("not poisoned").map(|at| at - started);
+    assert!(
+        after.is_some_and(|after| after <= Duration::from_millis(100)),
+        "the first entry handled {after:?} after start()"
+    );
+    subscription.shutdown().await.expect("a graceful shutdown");
+}
