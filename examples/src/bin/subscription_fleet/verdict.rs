@@ -326,7 +326,7 @@ impl Verdict {
             println!("   {key:<24} {value}");
         }
         for redone in &self.redone_elsewhere {
-            println!("   redone where no kill or freeze hit: {redone}");
+            println!("   redone outside what a kill or a freeze hit: {redone}");
         }
         for violation in &self.violations {
             println!("   VIOLATION: {violation}");
