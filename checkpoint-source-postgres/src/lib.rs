@@ -249,6 +249,11 @@
 //! | an `INSERT` or `COPY` of the application's | the table's two statement triggers, each a pass over the statement's new rows (`{table}_notify` one `pg_notify` per partition, `{table}_limit` one setting read and written per partition): linear in the statement's rows, not in what its transaction wrote before |
 //! | the first operation of a source | the setup check, once (see [`verify`](PostgresSource::verify)) |
 //!
+//! The limit trigger's share, measured on PostgreSQL 15 on a 2-core machine (20,000 one-row
+//! `INSERT`s in a PL/pgSQL loop, one transaction): about 15-20 µs per statement (29 µs without
+//! it, 44-50 µs with it), and no more after 10^6 rows in the same transaction (36 µs); within
+//! the noise of one `INSERT` of 2^20 rows (6 s either way).
+//!
 //! The statements a reader repeats are prepared once per connection and written so that a
 //! generic plan still seeks the index (an `EXISTS` over a range of `tx` was planned as a
 //! sequential scan once the table was large: 16 ms per wait on 200,000 rows).
