@@ -54,9 +54,6 @@ pub(crate) struct Plan {
     entries: u64,
     /// Throughput rounds (subscription and loop alternately); the best of each is printed.
     rounds: usize,
-    /// The throughput subscription's lease (its renew interval a fifth of it), `None` for
-    /// the worker's default: the smoke run's shorter one makes the cold start shorter.
-    throughput_lease: Option<Duration>,
     /// Latency samples at rest, and per writer of the concurrent writers.
     at_rest: usize,
     per_writer: usize,
@@ -77,7 +74,6 @@ impl Plan {
                 partitions: 4,
                 entries: 1_000,
                 rounds: 1,
-                throughput_lease: Some(Duration::from_secs(1)),
                 at_rest: 20,
                 per_writer: 4,
                 ownership_partitions: 4,
@@ -89,7 +85,6 @@ impl Plan {
                 partitions: 4,
                 entries: 100_000,
                 rounds: 3,
-                throughput_lease: None,
                 at_rest: 200,
                 per_writer: 50,
                 ownership_partitions: 8,
