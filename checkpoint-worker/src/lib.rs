@@ -74,7 +74,10 @@
 //!   [`Assignment::is_held`] is false from that instant, even in a worker that was frozen
 //!   (a long pause, a `SIGSTOP`) and has not run its keeper again yet. A renew whose answer
 //!   no longer lists a partition (a store that lost the grant: a failover to a replica that
-//!   missed it) stops that partition's assignment with [`Stop::Lost`] at once.
+//!   missed it) stops that partition's assignment with [`Stop::Lost`] at once; so does a renew
+//!   answered `NotHeld` (the heartbeat expired) for every partition granted before it was
+//!   sent, but not for one granted by an acquire answered since, which may have started the
+//!   heartbeat that is live now: that one stays held under its own acquire's deadline.
 //! - **Balancing.** With `P` partitions over `N` live workers, every worker ends with `⌊P/N⌋`
 //!   or `⌈P/N⌉`. A worker below its share claims free partitions (never held, released,
 //!   or expired); when none are left, it **asks** an owner above its share to hand one over

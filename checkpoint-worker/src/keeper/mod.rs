@@ -63,9 +63,10 @@ pub(crate) struct Keeper {
     /// The renewer's answers, and (until `run` hands it over) where it sends them.
     renewals: mpsc::UnboundedReceiver<Renewal>,
     renewals_out: Option<mpsc::UnboundedSender<Renewal>>,
-    /// How many `NotHeld`s the keeper has handled (everything let go): the renewer joins
-    /// again only past the count it was fenced at.
-    rejoin: tokio::sync::watch::Sender<u64>,
+    /// How many fencing `NotHeld`s the keeper has handled (everything granted before each let
+    /// go), and whether anything granted since is still held: the renewer's fence lifts at
+    /// the count of those it passed on.
+    rejoin: tokio::sync::watch::Sender<renewer::Rejoin>,
     held: BTreeMap<u32, Held>,
     /// Final writes of handovers under way: each resolves to the partitions it wrote, with the
     /// epochs they were handed over under (aborted with the keeper).
@@ -114,7 +115,7 @@ impl Keeper {
             assignments: sender,
             renewals,
             renewals_out: Some(renewals_out),
-            rejoin: tokio::sync::watch::Sender::new(0),
+            rejoin: tokio::sync::watch::Sender::new(renewer::Rejoin::default()),
             held: BTreeMap::new(),
             writing: tokio::task::JoinSet::new(),
             requested: BTreeMap::new(),
@@ -242,19 +243,16 @@ impl Keeper {
                 self.reconcile(leases, sent_at).await;
                 round_now
             }
+            Renewal::Expired { sent_at, fenced } => {
+                self.expired(sent_at, fenced);
+                false
+            }
             Renewal::Failed { error, .. } => {
-                match error {
-                    Error::NotHeld { .. } => {
-                        self.joined = false;
-                        self.lose_all("the store says its heartbeat expired");
-                        self.rejoin.send_modify(|handled| *handled += 1);
-                    }
-                    Error::Retired { .. } => {
-                        self.lose_all("the subscription is retired");
-                        self.refused = Some(error);
-                    }
-                    // Counted and logged by the renewer, which tries again.
-                    _ => {}
+                // Anything but `Retired` is counted and logged by the renewer, which tries
+                // again.
+                if let Error::Retired { .. } = error {
+                    self.lose_all("the subscription is retired");
+                    self.refused = Some(error);
                 }
                 false
             }

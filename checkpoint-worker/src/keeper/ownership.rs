@@ -197,6 +197,69 @@ impl Keeper {
         }
     }
 
+    /// A renew sent at `sent_at` was answered `NotHeld` (`fenced`: the renewer cleared the
+    /// deadline and waits for this handling to lift its fence; see `Renewal::Expired`).
+    ///
+    /// Lost: exactly the partitions whose grant's answer arrived before the renew was sent,
+    /// the rule of `lose_missing` (the store executed their grant before the renew, and found
+    /// their heartbeat gone after). A grant answered later may have come from an acquire the
+    /// store executed after the renew, under a heartbeat of its own started since: the
+    /// `NotHeld` says nothing of it, and it stays held under the deadline that acquire set
+    /// (`Deadline::expire` keeps that deadline, or the acquire set it after the renewer
+    /// cleared it). A partition kept here is never held past what its own acquire's deadline,
+    /// or a renew that listed it since, allows: exactly as if the renew had timed out.
+    pub(super) fn expired(&mut self, sent_at: Instant, fenced: bool) {
+        let gone: Vec<u32> = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.granted_at < sent_at)
+            .map(|(partition, _)| *partition)
+            .collect();
+        self.lose(&gone, "the store says its heartbeat expired");
+        let held = &self.held;
+        self.requested
+            .retain(|partition, _| held.contains_key(partition));
+        if !fenced {
+            return;
+        }
+        if self.held.is_empty() {
+            // Nothing left: the heartbeat is gone, the renewer joins a new one.
+            self.joined = false;
+            self.shared.deadline.clear();
+        }
+        // Whatever is still held was granted by an acquire answered after the renewer
+        // cleared the deadline (that acquire set it again): the renewer must renew that
+        // acquire's heartbeat, not join one that would not hold these partitions.
+        let renew = !self.held.is_empty();
+        self.rejoin.send_modify(|word| {
+            word.handled += 1;
+            word.renew = renew;
+        });
+    }
+
+    /// An acquire of the keeper's, sent at `sent_at`, succeeded; its answer arrived at
+    /// `answered_at` (the `granted_at` of what it granted) and `lose_missing` has judged what
+    /// it no longer lists. Moves the deadline and notes the grant with it (see
+    /// `Deadline::expire`), and lifts a fenced renewer's fence when the acquire's deadline is
+    /// still ahead (see `Renewer::fence`).
+    ///
+    /// Why that lift is safe: the renewer is fenced by a `NotHeld` that arrived before this
+    /// answer (else it would have found this grant and not cleared the deadline). If the store
+    /// executed this acquire after the heartbeat ended, it started one of its own, which can
+    /// list no lease of the old one: `lose_missing` let all of those go, and everything held
+    /// now is this acquire's, which renews may extend. If it executed it before, the heartbeat
+    /// it renewed ended after it, and its deadline passed before the `NotHeld` arrived (the
+    /// `holder_deadline` rule): no lift, the fence waits for the keeper's word.
+    pub(super) fn granted(&mut self, sent_at: Instant, answered_at: Instant) {
+        let duration = self.shared.settings.lease_duration;
+        let until = sent_at + checkpoint_core::lease::safe_duration(duration);
+        self.shared.deadline.grant(until, answered_at);
+        if until > answered_at {
+            self.rejoin
+                .send_modify(|word| word.granted = Some(answered_at));
+        }
+    }
+
     /// Stops every partition at once (see [`lose`](Self::lose)).
     pub(super) fn lose_all(&mut self, why: &str) {
         let partitions: Vec<u32> = self.held.keys().copied().collect();

@@ -32,9 +32,28 @@ pub(super) enum Renewal {
         joined: bool,
         leases: Vec<HeldLease>,
     },
-    /// It failed. The renewer has already handled what only it can: on `NotHeld` it clears
-    /// the deadline and waits for the keeper's word to join again, on `Retired` it stops.
+    /// A renew sent at `sent_at` was answered `NotHeld`: the heartbeat it renewed is gone,
+    /// and with it every lease granted before it was sent. `fenced`: no acquire of the
+    /// keeper's answered since it was sent, so nothing held can have outlived that heartbeat:
+    /// the renewer has cleared the deadline and waits for the keeper's word ([`Rejoin`]: this
+    /// answer handled, or a grant since) before it joins or renews again. Otherwise such an
+    /// acquire may have started the heartbeat that is live now, and its deadline and its
+    /// grants stand: the renewer renews on.
+    Expired { sent_at: Instant, fenced: bool },
+    /// Any other failure. On `Retired` the renewer has stopped.
     Failed { error: Error },
+}
+
+/// The keeper's word to a fenced renewer: how many `Expired { fenced: true }` answers it has
+/// handled, and whether it still held partitions then (granted by an acquire answered after
+/// the renewer's check), whose heartbeat must be renewed rather than a new one joined; and
+/// when the answer of its latest acquire arrived, if that acquire's deadline was still ahead
+/// then.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Rejoin {
+    pub(super) handled: u64,
+    pub(super) renew: bool,
+    pub(super) granted: Option<Instant>,
 }
 
 /// See the module doc.
@@ -44,13 +63,20 @@ pub(super) struct Renewer {
     /// Whether the heartbeat is live, as far as the renewer knows: renew when it is, join
     /// (an empty acquire) when not.
     joined: bool,
-    /// After `NotHeld`: no join until the keeper has let go of every partition, so that a new
-    /// heartbeat never extends the deadline of leases of the old one. The keeper counts the
-    /// `NotHeld`s it has handled in `rejoin`; fenced at count `n`, the renewer waits for more
-    /// than `n` (a count, not a wake-up: two `NotHeld`s handled at once must not leave a wake-up
-    /// behind that would let a later fence through before the keeper handled it).
-    fenced: Option<u64>,
-    rejoin: watch::Receiver<u64>,
+    /// After a `NotHeld` that cleared the deadline, the latest such renew's send: no request
+    /// and no extension of the deadline until the keeper has let go of every partition granted
+    /// before it, so that a new heartbeat never extends the deadline of leases of the old one.
+    /// The renewer counts in `fences` the fencing `NotHeld`s it passed on, the keeper in
+    /// `rejoin` those it handled; the fence lifts when they are equal (a count, not a wake-up:
+    /// two `NotHeld`s handled one after the other must not let the renewer through before the
+    /// keeper handled the second). It lifts sooner when an acquire of the keeper's, answered
+    /// since that send with its deadline still ahead, holds partitions again (see
+    /// [`Keeper::granted`](super::Keeper::granted)): their heartbeat must be renewed at its
+    /// cadence even while the keeper is still busy (loading where they resume, say), and that
+    /// acquire's answer already let go of everything the `NotHeld` ended.
+    fence: Option<Instant>,
+    fences: u64,
+    rejoin: watch::Receiver<Rejoin>,
 }
 
 type Reply = (Instant, bool, Result<Vec<HeldLease>, Error>);
@@ -59,13 +85,14 @@ impl Renewer {
     pub(super) fn new(
         shared: Arc<Shared>,
         out: mpsc::UnboundedSender<Renewal>,
-        rejoin: watch::Receiver<u64>,
+        rejoin: watch::Receiver<Rejoin>,
     ) -> Self {
         Self {
             shared,
             out,
             joined: false,
-            fenced: None,
+            fence: None,
+            fences: 0,
             rejoin,
         }
     }
@@ -93,14 +120,17 @@ impl Renewer {
                         next = next.min(Instant::now() + interval / 4);
                     }
                 }
-                handled = wait_past(self.rejoin.clone(), self.fenced), if self.fenced.is_some() => {
-                    if !handled {
+                renew = wait_lift(self.rejoin.clone(), self.fences, self.fence), if self.fence.is_some() => {
+                    let Some(renew) = renew else {
                         return; // the keeper is gone
-                    }
-                    self.fenced = None;
+                    };
+                    self.fence = None;
+                    // The keeper holds partitions an acquire granted after the `NotHeld`'s
+                    // send: their heartbeat is renewed, never replaced by a join's new one.
+                    self.joined |= renew;
                     next = Instant::now();
                 }
-                () = tokio::time::sleep_until(next), if self.fenced.is_none() && in_flight.len() < MAX_IN_FLIGHT => {
+                () = tokio::time::sleep_until(next), if self.fence.is_none() && in_flight.len() < MAX_IN_FLIGHT => {
                     in_flight.push(self.send());
                     next = Instant::now() + interval;
                 }
@@ -155,7 +185,13 @@ impl Renewer {
                     tracing::info!(worker = %self.shared.worker_id, group = %self.shared.group, subscription = %self.shared.subscription, "worker joined");
                 }
                 self.joined = true;
-                extend(&self.shared, sent_at);
+                // While fenced, the keeper may still hold partitions of the heartbeat that
+                // ended, which this success (of a request sent before the `NotHeld` came) does
+                // not renew: it must not make them look held again. The grants it lists keep
+                // the deadline of the acquire that granted them.
+                if self.fence.is_none() {
+                    extend(&self.shared, sent_at);
+                }
                 Renewal::Held {
                     sent_at,
                     joined: joining,
@@ -165,17 +201,7 @@ impl Renewer {
             Err(error) => {
                 Counters::add(&self.shared.counters.renew_failures, 1);
                 match &error {
-                    Error::NotHeld { .. } => {
-                        // Nothing is held any more: the assignments stop at once, whatever the
-                        // keeper is busy with.
-                        self.shared.deadline.clear();
-                        self.joined = false;
-                        // Fenced at what the keeper has handled so far: this `NotHeld` is not
-                        // among it (the keeper hears of it below).
-                        if self.fenced.is_none() {
-                            self.fenced = Some(*self.rejoin.borrow());
-                        }
-                    }
+                    Error::NotHeld { .. } => return self.not_held(sent_at),
                     Error::Retired { .. } => {}
                     other => {
                         tracing::warn!(worker = %self.shared.worker_id, error = %other, "lease renew failed; trying again");
@@ -193,16 +219,46 @@ impl Renewer {
         );
         self.out.send(renewal).is_ok() && !retired
     }
+
+    /// A renew sent at `sent_at` was answered `NotHeld`: the heartbeat it renewed is gone.
+    /// Unless an acquire of the keeper's answered since it was sent (see
+    /// [`Deadline::expire`](crate::deadline::Deadline::expire)), nothing held outlived that
+    /// heartbeat: the deadline is cleared, so the assignments stop at once whatever the keeper
+    /// is busy with, and the renewer fences itself until the keeper has let go. Otherwise that
+    /// acquire's heartbeat may be the live one: the renewer keeps renewing it (a renew never
+    /// starts a heartbeat; if that one is gone too, the next renew, sent after the acquire
+    /// answered, says so and clears). Returns `false` when nobody listens any more.
+    fn not_held(&mut self, sent_at: Instant) -> bool {
+        let fenced = self.shared.deadline.expire(sent_at);
+        if fenced {
+            self.joined = false;
+            // Fenced since the latest such send: a grant answered between two of them ends
+            // with the later one.
+            self.fence = Some(self.fence.map_or(sent_at, |since| since.max(sent_at)));
+            self.fences += 1;
+        }
+        self.out.send(Renewal::Expired { sent_at, fenced }).is_ok()
+    }
 }
 
-/// Waits until the keeper has handled more `NotHeld`s than `fenced_at`; `false` when the
-/// keeper is gone.
-async fn wait_past(mut rejoin: watch::Receiver<u64>, fenced_at: Option<u64>) -> bool {
-    let fenced_at = fenced_at.unwrap_or(0);
-    rejoin
-        .wait_for(|handled| *handled > fenced_at)
+/// Waits until the fence set at `since` lifts: the keeper has handled the `fences` fencing
+/// `NotHeld`s passed on, or an acquire answered at or after `since` holds partitions again.
+/// Whether the renewer must then renew (partitions are held) rather than join; `None` when
+/// the keeper is gone.
+async fn wait_lift(
+    mut rejoin: watch::Receiver<Rejoin>,
+    fences: u64,
+    since: Option<Instant>,
+) -> Option<bool> {
+    let granted_since = |word: &Rejoin| {
+        since.is_some_and(|since| word.granted.is_some_and(|granted| granted >= since))
+    };
+    let word = rejoin
+        .wait_for(|word| word.handled >= fences || granted_since(word))
         .await
-        .is_ok()
+        .ok()
+        .map(|word| *word)?;
+    Some(granted_since(&word) || (word.handled >= fences && word.renew))
 }
 
 /// How long a lease request may take: until the local deadline while it is ahead (past it

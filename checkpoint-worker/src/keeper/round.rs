@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use checkpoint_core::{Error, HeldLease, LeaseTable, Operation};
 use tokio::time::Instant;
 
-use super::{ColdStart, Keeper, renewer};
+use super::{ColdStart, Keeper};
 use crate::balance::{self, Me};
 use crate::shared::Counters;
 
@@ -269,10 +269,14 @@ impl Keeper {
         );
         match self.call(Operation::Acquire, acquire).await {
             Ok(acquired) => {
+                let answered_at = Instant::now();
                 // What the answer no longer lists is lost before the deadline moves: an acquire
                 // after the heartbeat expired starts a new one, without the old leases.
                 self.lose_missing(&acquired.granted, sent_at);
-                renewer::extend(&self.shared, sent_at);
+                // Noted with the deadline, so that a renew sent before this answer arrived and
+                // answered `NotHeld` neither clears that deadline nor ends these grants (see
+                // `granted`, `expired`): the same instant as their `granted_at`.
+                self.granted(sent_at, answered_at);
                 let fresh: Vec<HeldLease> = acquired
                     .granted
                     .into_iter()
@@ -280,7 +284,7 @@ impl Keeper {
                     .collect();
                 let moved = !fresh.is_empty() || !acquired.refused.is_empty();
                 self.failures = 0;
-                self.start_assignments(fresh, Instant::now()).await;
+                self.start_assignments(fresh, answered_at).await;
                 moved
             }
             Err(error) => {

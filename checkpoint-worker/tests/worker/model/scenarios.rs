@@ -186,13 +186,17 @@ fn handovers_from_owners_with_hanging_writes() {
     );
 }
 
-/// Found by a CI run (4 December): a worker's store fails for 2.3 s (its heartbeat expires),
-/// then lags 188 ms each way; the renew that learns the heartbeat is gone is answered late,
-/// and the partition the worker had just acquired again is lost 16 ms after the failure's
-/// window (a lease duration and a renew interval). Explained by the failure: the window grows
-/// by the round trip of a lag that follows it (`Checker::lag_between`).
+/// Found by a CI run (4 December): a worker's store fails for 2.3 s (its heartbeat expires
+/// and the worker loses its partition at its local deadline), then lags 188 ms each way. The
+/// renew sent just before the failure ends learns 376 ms later that the heartbeat is gone;
+/// meanwhile the keeper's acquire, sent after that renew went out and answered just after its
+/// `NotHeld`, has started a new heartbeat and granted the partition again. That late
+/// `NotHeld` used to end the new grant too (a second loss, 16 ms past the failure's window,
+/// which the checker then excused by the lag's round trip). A reply to a request sent before a
+/// grant says nothing of that grant: the worker loses the partition once, at its deadline,
+/// and keeps the new grant (invariant 6 with no allowance for the lag).
 #[test]
-fn a_loss_a_lag_delays_is_explained() {
+fn a_late_not_held_does_not_end_a_later_grant() {
     let history = History {
         partitions: 1,
         initial: 1,
@@ -219,10 +223,15 @@ fn a_loss_a_lag_delays_is_explained() {
     let outcome = play(&history);
     assert!(
         outcome.violations.is_empty(),
-        "a loss a lag delays is not explained: {:#?}",
+        "a late NotHeld ended a later grant: {:#?}",
         outcome.violations
     );
-    assert!(outcome.exercised.losses >= 2, "{:?}", outcome.exercised);
+    assert_eq!(
+        outcome.exercised.losses, 1,
+        "the worker must lose its partition once (at its deadline, in the failure), not again \
+         when the renew sent before the new grant answers NotHeld: {:?}",
+        outcome.exercised
+    );
 }
 
 /// Found by a CI run (4 December, seed 10482034314218412418, shrunk): of three workers two
