@@ -261,8 +261,14 @@
 //! `ended`) only if its counter, generation and incarnation are still the ones observed; that
 //! frees every lease of Y at once, and each lease is then granted on its epoch (condition
 //! `epoch = :seen`, next epoch). So the first `acquire` that meets a live-looking owner only
-//! observes it, and one at least its duration later takes over. No transactions are used
-//! (dynalite has none).
+//! observes it, and one at least its duration later takes over. When the end is refused
+//! because Y's heartbeat changed since the read, the taker reads the leases again (one more
+//! consistent `Query`): a new generation of Y (Y acquiring again at that very moment, or
+//! another taker's end) has freed those leases as surely, and they are granted on their epoch
+//! all the same; a beat of the same generation means Y is live, and they are refused. (Without
+//! that look, an expired lease was refused while its former holder was acquiring: the kit's
+//! `an_expired_lease_goes_to_a_taker_racing_its_former_holder` failed in its first round.) No
+//! transactions are used (dynalite has none).
 //!
 //! **Why it is safe.** The heartbeat write Y last made was sent (Y's deadline counts from there)
 //! before DynamoDB executed it, which was before the read in which the taker first saw its
@@ -289,7 +295,7 @@
 //!
 //! | operation | requests |
 //! | --- | --- |
-//! | `acquire` of N partitions | a consistent `GetItem` of the tombstone and a consistent `Query` of the subscription's leases (one per page), at once; an `UpdateItem` of the heartbeat; then, at once, an `UpdateItem` per dead owner taken over and a conditional `PutItem` (new) or `UpdateItem` (free, or taken over) per partition granted: 3 + N for N new partitions, 3 when all are held already |
+//! | `acquire` of N partitions | a consistent `GetItem` of the tombstone and a consistent `Query` of the subscription's leases (one per page), at once; an `UpdateItem` of the heartbeat; then, at once, an `UpdateItem` per dead owner taken over and a conditional `PutItem` (new) or `UpdateItem` (free, or taken over) per partition granted: 3 + N for N new partitions, 3 when all are held already; one more `Query` when a takeover's end is refused (the heartbeat changed since the read) |
 //! | `renew` | 3 at once, whatever the number of leases: the heartbeat's conditional `UpdateItem`, the tombstone's `GetItem`, the `Query` (one per page); 1 (`GetItem`) when this instance holds the owner past its deadline or never did |
 //! | `release` of N partitions | N conditional `UpdateItem` (`owner = :o AND owner_generation = :g`); 0 when this instance does not hold the owner live |
 //! | `leave` | 2 at once: the `UpdateItem` ending the heartbeat (every lease of the owner free with it), the `Query` |

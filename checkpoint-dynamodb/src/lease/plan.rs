@@ -101,13 +101,21 @@ impl<'a> Plan<'a> {
     }
 
     /// Ends the dead owners' heartbeats (one `UpdateItem` each, only if unchanged), then grants
-    /// every partition it can (one conditional write each).
+    /// every partition it can (one conditional write each). An end refused because the
+    /// heartbeat changed is looked at again (one more consistent `Query`): a new generation
+    /// frees the owner's leases as surely as the end would have.
     pub(super) async fn carry_out(
         self,
         store: &DynamoDbCheckpointStore,
         name: Name<'_>,
     ) -> Result<Acquired, Error> {
-        let ended = end_dead_owners(store, name, self.takeovers).await?;
+        let observed: BTreeMap<String, u64> = self
+            .takeovers
+            .iter()
+            .map(|(owner, heartbeat)| (owner.clone(), heartbeat.generation))
+            .collect();
+        let mut ended = end_dead_owners(store, name, self.takeovers).await?;
+        ended.extend(moved_on(store, name, observed, &ended).await?);
         let mut refused = Vec::new();
         let mut writes = Vec::new();
         for (partition, step) in self.steps {
@@ -148,6 +156,38 @@ impl<'a> Plan<'a> {
         refused.sort_unstable();
         Ok(Acquired { granted, refused })
     }
+}
+
+/// Of the `observed` owners (with the generation their leases to take were granted under) not
+/// `ended`, those whose heartbeat has moved on since: a new generation (the owner started
+/// again, acquiring; or another taker ended it) or ended. Their leases of that generation are
+/// free, as if the end had succeeded: refusing them would refuse a lease nobody holds, which
+/// is what an owner acquiring again at the moment of a takeover caused (the kit's
+/// `an_expired_lease_goes_to_a_taker_racing_its_former_holder`). A heartbeat of the same
+/// generation that only beat again is live: refused. Each grant is still conditional on the
+/// lease's epoch, so a lease another taker was granted meanwhile stays refused.
+async fn moved_on(
+    store: &DynamoDbCheckpointStore,
+    name: Name<'_>,
+    mut observed: BTreeMap<String, u64>,
+    ended: &HashSet<String>,
+) -> Result<HashSet<String>, Error> {
+    observed.retain(|owner, _| !ended.contains(owner));
+    if observed.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let again = store.read_leases(OP, name).await?;
+    Ok(observed
+        .into_iter()
+        .filter(|(owner, generation)| {
+            again
+                .owners
+                .heartbeats
+                .get(owner)
+                .is_some_and(|(heartbeat, _)| heartbeat.ended || heartbeat.generation > *generation)
+        })
+        .map(|(owner, _)| owner)
+        .collect())
 }
 
 /// Ends each heartbeat exactly as observed: the owners whose heartbeat it ended (every lease

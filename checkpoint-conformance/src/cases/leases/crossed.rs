@@ -109,10 +109,13 @@ enum Former {
 /// so 0, listed free on both sides, was free throughout. Both sides are needed: a store that
 /// judges expiry on each instance's clock, as DynamoDB's, holds a lease live for b's
 /// instance until it has watched the holder's heartbeat for a whole duration (listed held
-/// before), and a's acquire, starting a new generation, frees it while b's call runs (free
-/// after): b was rightly refused. A store with a server clock lists 0 free on both sides. A
-/// store that refuses the lease because its former holder is busy with a call of its own
-/// shows it here.
+/// before, had b not watched it), and a's acquire, starting a new generation, frees it while
+/// b's call runs (free after): b was rightly refused. So b lists the leases once right after
+/// a's grant: by the race it has watched a's heartbeat stand still for three durations, and
+/// takes 0 over (ending a's heartbeat only as it saw it) while a's acquire may start a new
+/// generation between b's read and b's end, which frees 0 as surely. A store with a server
+/// clock lists 0 free on both sides. A store that refuses the lease because its former
+/// holder is busy with a call of its own shows it here.
 pub async fn an_expired_lease_goes_to_a_taker_racing_its_former_holder<S: LeaseStore + ?Sized>(
     a: &S,
     b: &S,
@@ -121,6 +124,11 @@ pub async fn an_expired_lease_goes_to_a_taker_racing_its_former_holder<S: LeaseS
         let group = fresh("expired-crossed");
         let group = group.as_str();
         a.acquire(group, SUBSCRIPTION, "a", &[0], BRIEF).await?;
+        // b looks at once, so that a store judging expiry by its own watch (DynamoDB's) has
+        // watched a's heartbeat stand still for the whole duration by the race: b then takes
+        // 0 over, ending a's heartbeat as it saw it, while a's acquire may start a new
+        // generation in between, which frees 0 too.
+        b.leases(group, SUBSCRIPTION).await?;
         tokio::time::sleep(BRIEF * 3).await;
         let before = b.leases(group, SUBSCRIPTION).await?;
         let renews = round % 2 == 1;
