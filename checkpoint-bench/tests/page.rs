@@ -65,7 +65,7 @@ fn the_header_says_which_code_ran_where_and_under_what_load() {
     assert!(field("Ran in").ends_with(" s"));
     assert_eq!(
         field("Scope"),
-        "backends postgres, redis, dynamodb, sqlite; workloads stores, committer, workers (scale included), subscriptions",
+        "backends postgres, redis, dynamodb, sqlite, mysql; workloads stores, committer, workers (scale included), subscriptions",
         "the page is not the run of every backend and every workload"
     );
 }
@@ -116,7 +116,7 @@ fn every_table_is_whole_and_every_target_has_its_verdict() {
 #[test]
 fn every_backend_has_its_figures() {
     let page = page();
-    for backend in ["postgres", "redis", "dynamodb", "sqlite"] {
+    for backend in ["postgres", "redis", "dynamodb", "sqlite", "mysql"] {
         let prefix = format!("| {backend} |");
         assert!(
             page.lines()
