@@ -2,6 +2,7 @@
 
 use checkpoint_core::source::{Source, SourceError};
 use checkpoint_source_postgres::PostgresSource;
+use sqlx::PgPool;
 
 use crate::support::{pool, settle, unique_table};
 
@@ -192,14 +193,7 @@ async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first
     let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("existing");
-    let create = format!(
-        "CREATE TABLE \"{table}\" (id bigserial PRIMARY KEY, partition int NOT NULL, key text, \
-         payload bytea NOT NULL)"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(create))
-        .execute(&pool)
-        .await
-        .unwrap();
+    legacy_table(&pool, &table).await;
     let insert = format!(
         "INSERT INTO \"{table}\" (partition, payload) SELECT i % 2, int4send(i) FROM generate_series(1, 50) i"
     );
@@ -207,19 +201,8 @@ async fn an_existing_table_altered_as_the_crate_doc_says_reads_its_history_first
         .execute(&pool)
         .await
         .unwrap();
-    let source = PostgresSource::new(pool.clone(), 2)
-        .with_table(&table)
-        .unwrap()
-        .with_sequence_column("id")
-        .unwrap();
-    let mut transaction = pool.begin().await.unwrap();
-    for statement in source.existing_table_statements() {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *transaction)
-            .await
-            .unwrap();
-    }
-    transaction.commit().await.unwrap();
+    let source = legacy_source(&pool, &table);
+    run_existing_table_statements(&pool, &source).await;
     source.migrate().await.unwrap();
     let new = source.append(1, None, b"new").await.unwrap();
     let all = settle(&source, 1, 26).await;
@@ -240,19 +223,8 @@ async fn migrate_on_an_existing_table_without_tx_names_the_existing_table_statem
     let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("notx");
-    let create = format!(
-        "CREATE TABLE \"{table}\" (id bigserial PRIMARY KEY, partition int NOT NULL, key text, \
-         payload bytea NOT NULL)"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(create))
-        .execute(&pool)
-        .await
-        .unwrap();
-    let source = PostgresSource::new(pool.clone(), 2)
-        .with_table(&table)
-        .unwrap()
-        .with_sequence_column("id")
-        .unwrap();
+    legacy_table(&pool, &table).await;
+    let source = legacy_source(&pool, &table);
     let message = setup_message(source.migrate().await.unwrap_err());
     assert!(
         message.contains("no column tx") && message.contains("existing_table_statements"),
@@ -270,14 +242,7 @@ async fn migrate_on_an_existing_table_without_tx_names_the_existing_table_statem
         setup_message(source.read(0, 0, 1).await.unwrap_err()),
         message
     );
-    let mut transaction = pool.begin().await.unwrap();
-    for statement in source.existing_table_statements() {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *transaction)
-            .await
-            .unwrap();
-    }
-    transaction.commit().await.unwrap();
+    run_existing_table_statements(&pool, &source).await;
     source.migrate().await.unwrap();
 }
 
@@ -303,4 +268,38 @@ async fn a_table_with_transaction_ids_from_another_cluster_is_refused() {
     let fresh = PostgresSource::new(pool, 2).with_table(&table).unwrap();
     let message = setup_message(fresh.read(0, 0, 10).await.unwrap_err());
     assert!(message.contains("another cluster"), "{message}");
+}
+
+/// An event table as an application had it before this source: a sequence column `id`, a
+/// partition and a payload, no `tx`.
+async fn legacy_table(pool: &PgPool, table: &str) {
+    let create = format!(
+        "CREATE TABLE \"{table}\" (id bigserial PRIMARY KEY, partition int NOT NULL, key text, \
+         payload bytea NOT NULL)"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(create))
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
+/// A source of 2 partitions over a [`legacy_table`] (its sequence column `id`).
+fn legacy_source(pool: &PgPool, table: &str) -> PostgresSource {
+    PostgresSource::new(pool.clone(), 2)
+        .with_table(table)
+        .unwrap()
+        .with_sequence_column("id")
+        .unwrap()
+}
+
+/// The crate doc's recipe: the existing-table statements, in one transaction.
+async fn run_existing_table_statements(pool: &PgPool, source: &PostgresSource) {
+    let mut transaction = pool.begin().await.unwrap();
+    for statement in source.existing_table_statements() {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *transaction)
+            .await
+            .unwrap();
+    }
+    transaction.commit().await.unwrap();
 }
