@@ -81,8 +81,30 @@ pub struct Page {
 /// The trait is object safe: `Arc<dyn Source>` works.
 #[async_trait]
 pub trait Source: Send + Sync {
-    /// How many partitions the log has: partitions are `0..partitions()`.
+    /// How many partitions the log has, as last known: partitions are `0..partitions()`. No
+    /// I/O; it never decreases, and after [`discover_partitions`](Self::discover_partitions)
+    /// returned `n` it is at least `n`.
     fn partitions(&self) -> u32;
+
+    /// Looks the log's current partition count up and returns it; from then on
+    /// [`partitions`](Self::partitions) is at least that.
+    ///
+    /// A log may take more partitions while it is read (a NATS stream given more subjects, an
+    /// event table whose writers are allowed more partition numbers, a Kafka topic grown); it
+    /// never takes fewer, and growing never changes what an existing partition holds: its
+    /// entries stay where they are, at the same positions, so a checkpoint keeps its meaning.
+    /// A new partition is read from its start like any partition without a checkpoint.
+    /// Whatever would move entries between existing partitions (a lower count, a renumbering)
+    /// is refused with [`SourceError::Setup`], and the count stays as it was.
+    ///
+    /// Named *discover* because it is a look-up: it asks the log (one request where the count
+    /// is stored there) and may find more than was known; it never changes the log, which
+    /// only a writer or an operator grows. The default suits a log whose count is fixed: it
+    /// returns [`partitions`](Self::partitions) without I/O. A subscription calls it every
+    /// discovery interval, so it should cost one small request at most.
+    async fn discover_partitions(&self) -> Result<u32, SourceError> {
+        Ok(self.partitions())
+    }
 
     /// The next entries of `partition` at or after `from`, in position order, at most `max`
     /// (`max` ≥ 1), and where the next read starts ([`Page::next`]).
