@@ -11,4 +11,6 @@ pub(crate) enum Event {
     Dropped { partition: u32, epoch: u64 },
     /// Hand everything over, leave, and answer (if anyone waits).
     Shutdown(Option<oneshot::Sender<Result<(), WorkerError>>>),
+    /// The partition count was raised: balance now rather than at the next round.
+    Grown,
 }

@@ -127,6 +127,16 @@
 //!   lease duration on its own clock.) Its committer's last writes may land late: harmless,
 //!   since a store only moves a checkpoint forward. Entries it had completed after its last
 //!   write are redone (at-least-once).
+//! - **Growing.** A log that takes more partitions while the worker runs (a NATS stream given
+//!   more subjects, a Kafka topic grown) raises the worker's count with
+//!   [`Worker::grow_partitions`] (a subscription does it every discovery interval). The
+//!   worker balances at once, no renew interval later: with `P` now larger, each worker's share
+//!   grows and the new partitions are free, so every worker claims what its new share owes it
+//!   from them. From a balanced fleet nothing held moves: every worker holds at most the old
+//!   `⌈P/N⌉`, which the new shares never go below, and the free new partitions cover what
+//!   every worker is owed. (A fleet caught mid-rebalance finishes it as it would have.) The
+//!   count never decreases; each worker must be told, and one not told yet neither claims
+//!   nor counts the new partitions.
 //! - **Retired.** When the subscription is retired (`CheckpointAdmin::retire`, `checkpoint
 //!   retire`), the next renew is refused: every assignment gets [`Stop::Lost`], the worker
 //!   sends nothing more and stops. A [`Worker::shutdown`] already waiting then gets

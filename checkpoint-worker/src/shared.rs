@@ -1,6 +1,6 @@
 //! What the worker handle, the lease keeper and the assignments share.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use checkpoint_committer::Committer;
@@ -20,7 +20,10 @@ pub(crate) struct Shared {
     pub own_committer: bool,
     pub group: String,
     pub subscription: String,
-    pub partitions: u32,
+    /// The partition count, `0..partitions`: only ever raised ([`Worker::grow_partitions`]).
+    ///
+    /// [`Worker::grow_partitions`]: crate::Worker::grow_partitions
+    partitions: AtomicU32,
     pub worker_id: String,
     pub settings: Settings,
     pub deadline: Deadline,
@@ -75,7 +78,7 @@ impl Shared {
             own_committer,
             group,
             subscription,
-            partitions,
+            partitions: AtomicU32::new(partitions),
             worker_id,
             settings,
             deadline: Deadline::new(),
@@ -87,6 +90,16 @@ impl Shared {
             keeper_task: Mutex::new(None),
         });
         (shared, receiver)
+    }
+
+    /// The partition count now: partitions are `0..partitions()`.
+    pub(crate) fn partitions(&self) -> u32 {
+        self.partitions.load(Ordering::Acquire)
+    }
+
+    /// Raises the partition count to `count` if it is below; returns the count before.
+    pub(crate) fn raise_partitions(&self, count: u32) -> u32 {
+        self.partitions.fetch_max(count, Ordering::AcqRel)
     }
 
     /// The last view of the leases, under its lock (a panic cannot leave it half written: every

@@ -14,6 +14,9 @@ use crate::view::HeldPartition;
 pub struct WorkerStats {
     /// The worker's owner id.
     pub worker_id: String,
+    /// The partition count it leases: partitions `0..partitions` (raised by
+    /// [`Worker::grow_partitions`](crate::Worker::grow_partitions)).
+    pub partitions: u32,
     /// The partitions it holds, sorted.
     pub held: Vec<HeldPartition>,
     /// How long its leases are held for by its local deadline; `None` when it holds none.
@@ -54,6 +57,7 @@ impl WorkerStats {
         let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
         Self {
             worker_id: shared.worker_id.clone(),
+            partitions: shared.partitions(),
             held_for: shared
                 .deadline
                 .get()

@@ -43,7 +43,7 @@ impl fmt::Debug for Worker {
             .field("id", &shared.worker_id)
             .field("group", &shared.group)
             .field("subscription", &shared.subscription)
-            .field("partitions", &shared.partitions)
+            .field("partitions", &shared.partitions())
             .finish_non_exhaustive()
     }
 }
@@ -80,6 +80,48 @@ impl Worker {
     /// The committer that writes the partitions' checkpoints.
     pub fn committer(&self) -> &Committer {
         &self.handle.shared.committer
+    }
+
+    /// The partition count the worker leases now: partitions `0..partitions()`.
+    pub fn partitions(&self) -> u32 {
+        self.handle.shared.partitions()
+    }
+
+    /// Raises the partition count to `count`, for a log that took more partitions while the
+    /// worker runs (`Source::discover_partitions`; a subscription calls this for you). The
+    /// worker balances at once: it claims the new partitions it is owed, as a worker below
+    /// its share does, and hands over only what the new share per worker asks of it (when the
+    /// shares grow, nothing already held moves). A new partition without a checkpoint starts
+    /// at the [start position](WorkerBuilder::start_position). A count at or below the
+    /// current one changes nothing: the count never decreases. Returns the count now in force.
+    ///
+    /// Every worker of the subscription must be told (each subscription discovers on its own):
+    /// until one is, it neither claims nor counts the new partitions, and a partition only
+    /// it would take waits for it.
+    ///
+    /// # Errors
+    ///
+    /// [`WorkerError::Settings`] above [`MAX_LEASE_PARTITIONS`](checkpoint_core::lease::MAX_LEASE_PARTITIONS)
+    /// (nothing changes); [`WorkerError::Stopped`] once the worker has stopped.
+    pub fn grow_partitions(&self, count: u32) -> Result<u32, WorkerError> {
+        let shared = &self.handle.shared;
+        if count as usize > checkpoint_core::lease::MAX_LEASE_PARTITIONS {
+            return Err(WorkerError::Settings(format!(
+                "{count} partitions: a worker leases at most {}",
+                checkpoint_core::lease::MAX_LEASE_PARTITIONS
+            )));
+        }
+        if shared.finished.load(Ordering::Acquire) {
+            return Err(WorkerError::Stopped);
+        }
+        let before = shared.raise_partitions(count);
+        if count > before {
+            tracing::info!(worker = %shared.worker_id, from = before, to = count, "the partition count grew");
+            if shared.events.send(Event::Grown).is_err() {
+                return Err(WorkerError::Stopped);
+            }
+        }
+        Ok(before.max(count))
     }
 
     /// What the worker holds and has done. Cheap: no I/O.

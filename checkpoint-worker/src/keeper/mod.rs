@@ -190,9 +190,12 @@ impl Keeper {
                     // Every event already waiting in the same turn, so that the handovers they
                     // finish share one final write pass and one release request, and thousands
                     // of assignments dropped at once cost one turn, not one each.
-                    self.on_event(event);
+                    let mut round_now = self.on_event(event);
                     while let Ok(event) = self.events.try_recv() {
-                        self.on_event(event);
+                        round_now |= self.on_event(event);
+                    }
+                    if round_now {
+                        next_round = Instant::now();
                     }
                 }
                 Some(Ok(written)) = self.writing.join_next() => self.written(&written).await,
@@ -259,7 +262,9 @@ impl Keeper {
         }
     }
 
-    fn on_event(&mut self, event: Event) {
+    /// Takes in an event of the handle or an assignment. Returns whether a round should run
+    /// now (the partition count grew: the new partitions wait for no renew interval).
+    fn on_event(&mut self, event: Event) -> bool {
         match event {
             Event::Dropped { partition, epoch } => {
                 if let Some(held) = self.held.get_mut(&partition)
@@ -267,7 +272,9 @@ impl Keeper {
                 {
                     held.dropped = true;
                 }
+                false
             }
+            Event::Grown => true,
             Event::Shutdown(reply) => {
                 let waiting = self.shutdown.get_or_insert_with(Vec::new);
                 waiting.extend(reply);
@@ -275,6 +282,7 @@ impl Keeper {
                 for partition in partitions {
                     self.hand_over(partition, "the worker shuts down");
                 }
+                false
             }
         }
     }

@@ -36,7 +36,7 @@ impl Keeper {
             && free_beyond(
                 &table,
                 &self.shared.worker_id,
-                self.shared.partitions,
+                self.shared.partitions(),
                 plan.claim.len(),
             )
         {
@@ -203,7 +203,7 @@ impl Keeper {
             .collect();
         self.unowned_since
             .retain(|partition, _| !owned.contains(partition));
-        for partition in 0..self.shared.partitions {
+        for partition in 0..self.shared.partitions() {
             if !owned.contains(&partition) && !self.held.contains_key(&partition) {
                 self.unowned_since.entry(partition).or_insert(now);
             }
@@ -247,7 +247,7 @@ impl Keeper {
             .collect();
         let me = Me {
             id: &self.shared.worker_id,
-            partitions: self.shared.partitions,
+            partitions: self.shared.partitions(),
             keeping: &keeping,
             leaving: &leaving,
             requested: &self.requested,

@@ -6,6 +6,7 @@ mod drain;
 mod dynamodb;
 mod exported;
 mod forgotten;
+mod growth;
 mod late_not_held;
 mod model;
 mod network;
