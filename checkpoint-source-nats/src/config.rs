@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use async_nats::ServerAddr;
 use checkpoint_core::source::SourceError;
 
 use crate::subjects::{check_prefix, check_stream_name};
@@ -90,5 +91,54 @@ impl NatsSourceConfig {
     /// How many partitions.
     pub fn partitions(&self) -> u32 {
         self.partitions
+    }
+}
+
+/// The servers of `urls`: one URL, or several separated by commas (`nats://a:4222,nats://b:4222`,
+/// the form the `nats` tools take), each a server of one cluster. The client connects to the
+/// first that answers and, when it loses that one, reconnects to another of the list or of
+/// those the cluster announced; a list lets a source start while some servers are down.
+///
+/// Fails with [`SourceError::InvalidInput`] for an empty list or a URL the client cannot parse.
+pub fn server_addrs(urls: &str) -> Result<Vec<ServerAddr>, SourceError> {
+    let invalid = |reason: String| SourceError::InvalidInput {
+        argument: "url",
+        reason,
+    };
+    let servers = urls
+        .split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .map(|url| {
+            url.parse::<ServerAddr>()
+                .map_err(|e| invalid(format!("{url:?} is not a NATS server URL: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if servers.is_empty() {
+        return Err(invalid("no server URL given".into()));
+    }
+    Ok(servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_of_urls_is_every_server_in_order() {
+        let servers = server_addrs("nats://127.0.0.1:4231, nats://127.0.0.1:4232,").unwrap();
+        let ports: Vec<u16> = servers.iter().map(ServerAddr::port).collect();
+        assert_eq!(ports, [4231, 4232]);
+        assert_eq!(server_addrs("nats://127.0.0.1:4222").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_empty_list_or_a_bad_url_is_invalid_input() {
+        for urls in ["", " , ", "nats://127.0.0.1:4231,nats://[::1"] {
+            assert!(
+                matches!(server_addrs(urls), Err(SourceError::InvalidInput { .. })),
+                "{urls:?} accepted"
+            );
+        }
     }
 }

@@ -118,7 +118,7 @@ mod setup;
 mod source;
 mod subjects;
 
-pub use config::{DEFAULT_TIMEOUT, DEFAULT_WAIT_EXPIRY, NatsSourceConfig};
+pub use config::{DEFAULT_TIMEOUT, DEFAULT_WAIT_EXPIRY, NatsSourceConfig, server_addrs};
 pub use setup::PARTITIONS_MARKER;
 pub use source::NatsSource;
 

@@ -73,10 +73,13 @@ impl NatsSource {
         .await
     }
 
-    /// Connects to `url` and opens the source of `config` ([`new_with_config`](Self::new_with_config)).
-    pub async fn connect(url: &str, config: NatsSourceConfig) -> Result<Self, SourceError> {
+    /// Connects to `urls` (one server URL, or a cluster's servers separated by commas: see
+    /// [`server_addrs`](crate::server_addrs)) and opens the source of `config`
+    /// ([`new_with_config`](Self::new_with_config)).
+    pub async fn connect(urls: &str, config: NatsSourceConfig) -> Result<Self, SourceError> {
+        let servers = crate::server_addrs(urls)?;
         let client = within("connect", config.timeout, async {
-            async_nats::connect(url)
+            async_nats::connect(servers)
                 .await
                 .map_err(|e| backend("connect", true, e))
         })

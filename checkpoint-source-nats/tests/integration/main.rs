@@ -6,9 +6,14 @@
 //! [`support::START_SERVER`]); the other tests of this binary hold a shared lock it takes
 //! exclusively, so none of them runs meanwhile.
 //!
+//! The cluster test reads `NATS_CLUSTER_URLS` (default the three servers
+//! `scripts/services/nats-cluster.sh up` starts on 4231-4233) and kills and restarts one of
+//! them through that script; it touches no other test's server.
+//!
 //! One binary with modules keeps link time and disk down.
 
 mod bad_input;
+mod cluster;
 mod concurrency;
 mod history;
 mod kit;
