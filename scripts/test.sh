@@ -22,21 +22,27 @@ bash scripts/services/machine.sh up
 # Servers the project starts itself; each prints the export lines for its address. The output
 # is captured first so that a service that fails to start stops the run here (an `eval` of a
 # failed command substitution would not).
-# All three are stopped again at the end, whatever the outcome: a server left running belongs
+# All of them are stopped again at the end, whatever the outcome: a server left running belongs
 # to this checkout, and the same scripts of another checkout on the machine refuse its port.
 stop_services() {
   bash scripts/services/redis-cluster.sh down || true
+  bash scripts/services/nats-cluster.sh down || true
   bash scripts/services/dynamodb.sh down || true
   bash scripts/services/dynalite.sh down || true
 }
 trap stop_services EXIT
 cluster_exports=$(bash scripts/services/redis-cluster.sh up)
 eval "$cluster_exports"
+# Three NATS servers on 4231-4233 (the machine's NATS keeps 4222): checkpoint-source-nats's
+# cluster test kills and restarts one of them through the same script.
+nats_cluster_exports=$(bash scripts/services/nats-cluster.sh up)
+eval "$nats_cluster_exports"
 dynamodb_exports=$(bash scripts/services/dynamodb.sh up)
 eval "$dynamodb_exports"
 dynalite_exports=$(bash scripts/services/dynalite.sh up)
 eval "$dynalite_exports"
 : "${REDIS_CLUSTER_URLS:?the Redis Cluster script did not say where the cluster is}"
+: "${NATS_CLUSTER_URLS:?the NATS cluster script did not say where the cluster is}"
 : "${DYNAMODB_ENDPOINT:?the DynamoDB script did not say where the server is}"
 : "${DYNALITE_ENDPOINT:?the dynalite script did not say where the server is}"
 
