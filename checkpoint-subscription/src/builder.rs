@@ -114,6 +114,19 @@ impl SubscriptionBuilder {
         self
     }
 
+    /// How often the source is asked for its partition count (default
+    /// [`DEFAULT_DISCOVERY_INTERVAL`](crate::DEFAULT_DISCOVERY_INTERVAL)), once at start and
+    /// then every interval: when the log took more partitions, the worker leases and balances
+    /// the new ones (nothing held moves) and their readers start at their start, or at the
+    /// worker's [start position](WorkerBuilder::start_position) when one is set, as any
+    /// partition without a checkpoint does. One
+    /// [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) call per
+    /// interval per process; a source whose count is fixed answers it without I/O.
+    pub fn discovery_interval(mut self, interval: Duration) -> Self {
+        self.settings.discovery_interval = interval;
+        self
+    }
+
     /// The worker's settings (worker id, lease duration, renew interval, drain timeout,
     /// start position, committer): see [`WorkerBuilder`].
     ///
@@ -175,6 +188,9 @@ fn check(settings: &Settings) -> Result<(), SubscriptionError> {
     }
     if settings.lag_interval.is_zero() {
         return refuse("lag_interval", "must be above zero");
+    }
+    if settings.discovery_interval.is_zero() {
+        return refuse("discovery_interval", "must be above zero");
     }
     Ok(())
 }

@@ -80,6 +80,13 @@
 //!   its last checkpoint stored before the freeze are handled again. `checkpoint-sqlite`'s
 //!   crate doc ("Many processes on one file") says why, and what it would take.
 //!
+//! - **Growing.** A log that takes more partitions while the subscription runs (a NATS stream
+//!   given more subjects, an event table allowed more partition numbers) is found every
+//!   [discovery interval](SubscriptionBuilder::discovery_interval)
+//!   ([`Source::discover_partitions`](checkpoint_core::source::Source::discover_partitions)):
+//!   the worker leases and balances the new partitions without a restart, moving nothing it
+//!   holds, and each is read from its start (no checkpoint: the start position, 0 unless set).
+//!
 //! # Lag
 //!
 //! [`Subscription::stats`] gives, per partition read, the checkpoint, the source's head, the
@@ -95,6 +102,7 @@
 mod attempts;
 mod batches;
 mod builder;
+mod discovery;
 mod error;
 mod fetch;
 mod handle;
@@ -123,7 +131,8 @@ pub use handler::{Handler, HandlerError, HandlerResult};
 pub use poison::OnPoison;
 pub use retry::Retry;
 pub use settings::{
-    DEFAULT_LAG_INTERVAL, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PAGE_SIZE, DEFAULT_PARKED_POLL_INTERVAL,
+    DEFAULT_DISCOVERY_INTERVAL, DEFAULT_LAG_INTERVAL, DEFAULT_MAX_IN_FLIGHT, DEFAULT_PAGE_SIZE,
+    DEFAULT_PARKED_POLL_INTERVAL,
 };
 pub use stats::{PartitionStatus, SubscriptionStats};
 pub use subscription::Subscription;

@@ -20,6 +20,14 @@ pub const DEFAULT_PARKED_POLL_INTERVAL: Duration = Duration::from_secs(10);
 /// behind, unless [`lag_interval`](crate::SubscriptionBuilder::lag_interval) says otherwise.
 pub const DEFAULT_LAG_INTERVAL: Duration = Duration::from_secs(5);
 
+/// How often the source is asked whether its log took more partitions
+/// ([`Source::discover_partitions`](checkpoint_core::source::Source::discover_partitions)),
+/// unless [`discovery_interval`](crate::SubscriptionBuilder::discovery_interval) says
+/// otherwise: one small request per interval per process on a source that can grow (a fixed
+/// one answers without I/O), and a new partition's first entries wait at most this long
+/// before the worker leases it.
+pub const DEFAULT_DISCOVERY_INTERVAL: Duration = Duration::from_secs(5);
+
 /// Pages read ahead of the handlers, per partition: the prefetch buffer holds at most this
 /// many pages beside the one being dispatched.
 pub(crate) const PAGES_AHEAD: usize = 2;
@@ -40,6 +48,7 @@ pub(crate) struct Settings {
     pub(crate) ordered_by_key: bool,
     pub(crate) parked_poll_interval: Duration,
     pub(crate) lag_interval: Duration,
+    pub(crate) discovery_interval: Duration,
 }
 
 impl Default for Settings {
@@ -52,6 +61,7 @@ impl Default for Settings {
             ordered_by_key: false,
             parked_poll_interval: DEFAULT_PARKED_POLL_INTERVAL,
             lag_interval: DEFAULT_LAG_INTERVAL,
+            discovery_interval: DEFAULT_DISCOVERY_INTERVAL,
         }
     }
 }

@@ -8,6 +8,7 @@ use checkpoint_core::source::Source;
 use checkpoint_worker::{Assignments, Worker, WorkerStore};
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::discovery::discover_partitions;
 use crate::parked_retries::retry_parked_entries;
 use crate::reader::read_assignment;
 use crate::shared::Shared;
@@ -90,11 +91,14 @@ impl Subscription {
         };
         let shared = Arc::new(shared);
         let runner = tokio::spawn(read_assignments(Arc::clone(&shared), assignments));
-        #[cfg_attr(not(feature = "metrics"), allow(unused_mut))]
         let mut background: Vec<JoinHandle<()>> = parked_store
             .map(|store| tokio::spawn(retry_parked_entries(Arc::clone(&shared), store)))
             .into_iter()
             .collect();
+        background.push(tokio::spawn(discover_partitions(
+            Arc::clone(&shared),
+            worker.clone(),
+        )));
         #[cfg(feature = "metrics")]
         background.push(tokio::spawn(publish_metrics(
             Arc::clone(&shared),

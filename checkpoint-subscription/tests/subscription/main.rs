@@ -3,6 +3,7 @@
 
 mod exported;
 mod failures;
+mod growth;
 mod handling;
 mod lag;
 mod model;
