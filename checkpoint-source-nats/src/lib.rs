@@ -101,9 +101,34 @@
 //! errors (try again). Messages the stream stored survive with file storage, so nothing
 //! acknowledged is lost; the tests restart the server under writers and readers.
 //!
+//! # Clusters and replicas
+//!
+//! Give [`NatsSource::connect`] a cluster's servers separated by commas
+//! (`nats://a:4222,nats://b:4222,nats://c:4222`; [`server_addrs`] reads the same list for a
+//! client of your own): the client starts with one that answers and moves to another when it
+//! loses it. [`NatsSource::create_stream`] makes a stream of one replica; on a cluster make it
+//! yourself with `num_replicas: 3` (`nats stream add --replicas 3`) and the same subjects,
+//! retention and description, and open it with [`NatsSource::new_with_config`], which checks it
+//! as any other. The stream's leader assigns sequences and acknowledges a publish once a
+//! majority of the replicas stored it, and a new leader goes on from what that majority holds:
+//! so an acknowledged entry survives the loss of one server of three, and the argument above
+//! holds for a replicated stream. While the stream has no leader (about ten seconds after its
+//! leader died, on NATS 2.9), reads, waits and appends fail with retryable errors or time out;
+//! a subscription retries them.
+//!
+//! Tested by `tests/integration/cluster.rs` on three nats-server 2.9.10 on loopback
+//! (`scripts/services/nats-cluster.sh`): a stream of 6 partitions and 3 replicas, 4 writers
+//! appending through [`NatsSource::append`] while a fleet of 3 subscriptions of one group (an
+//! in-memory store, one entry in flight per partition) reads it; the stream's leader is
+//! SIGKILLed, the other two elect a new one, the writers go on with it, the killed server is
+//! started again and catches up. Then every acknowledged append is in the stream, the stream
+//! holds nothing but appends (some whose acknowledgement failed), and the fleet handled every
+//! stored entry once, each partition in order. In three runs 3,087 to 4,804 acknowledged
+//! entries, 146 to 283 failed appends (none of them stored), no duplicate and no lease moved;
+//! the server was down about 11 s, the test took about 17 s.
+//!
 //! Written against NATS 2.9 (no batch direct get, no stream metadata: the count lives in the
-//! description), which the tests run on. Every request goes to the stream's leader, so on a
-//! cluster the same argument holds for a replicated stream.
+//! description), which the tests run on.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
