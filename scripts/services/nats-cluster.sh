@@ -132,18 +132,29 @@ wait_for() {
   exit 1
 }
 
+# True when server N runs with the ports this run of the script computes (a cluster started
+# with another NATS_CLUSTER_BASE_PORT has the same state folder).
+on_these_ports() {
+  grep -qx "listen: $HOST:$(client_port "$1")" "$(dir "$1")/nats.conf"
+}
+
 up() {
   require nats-server
   require curl
   local n
   for n in "${SERVERS[@]}"; do
-    if ! running_pid "$n" >/dev/null && listening "$(client_port "$n")"; then
+    if running_pid "$n" >/dev/null; then
+      if ! on_these_ports "$n"; then
+        log "server n$n of $STATE runs on other ports (another NATS_CLUSTER_BASE_PORT): run down first"
+        exit 1
+      fi
+    elif listening "$(client_port "$n")"; then
       refuse_foreign "$(client_port "$n")"
     fi
   done
   for n in "${SERVERS[@]}"; do
-    mkdir -p "$(dir "$n")"
-    write_config "$n"
+    # A running server keeps its config; a stopped one is started on its store, config anew.
+    running_pid "$n" >/dev/null || write_config "$n"
     start_one "$n"
   done
   wait_for "a JetStream meta leader seen by every server" every_server_sees_a_leader
