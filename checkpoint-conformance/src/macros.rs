@@ -367,6 +367,7 @@ macro_rules! __source_cases {
             wait_wakes_after_a_commit
             head_follows_the_readable_end
             source_invalid_inputs_are_rejected
+            partitions_grow_and_keep_their_entries
         }
     };
 }

@@ -25,6 +25,24 @@ pub trait SourceLog: Send + Sync {
         true
     }
 
+    /// Whether the log can take more partitions while it is read ([`grow`](Self::grow)): a
+    /// NATS stream given more subjects, an event table allowed more partition numbers. A log
+    /// that says `false` (the default) is checked to keep its count instead.
+    fn grows(&self) -> bool {
+        false
+    }
+
+    /// Grows the log to `partitions` partitions, as its writer or operator would (the
+    /// source under test is not told: it must find them with
+    /// [`discover_partitions`](checkpoint_core::source::Source::discover_partitions)). Called
+    /// only when [`grows`](Self::grows) says so, with more partitions than the log has.
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        Err(SourceError::InvalidInput {
+            argument: "partitions",
+            reason: format!("this log cannot grow (to {partitions}): its `grows` says false"),
+        })
+    }
+
     /// Starts a transaction: its appends become visible at its commit (or at once, on a log
     /// whose appends commit at once), never after a rollback.
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError>;

@@ -15,6 +15,7 @@
 //! | `wait_wakes_after_a_commit` | `wait` stays pending while nothing is committed (no busy loop), resolves at once when something is readable, and within a bound after a commit |
 //! | `head_follows_the_readable_end` | `head` is the last readable position; lag from a checkpoint counts the entries left |
 //! | `source_invalid_inputs_are_rejected` | a partition out of range, `max` = 0, `from` > `i64::MAX` refused with the typed error |
+//! | `partitions_grow_and_keep_their_entries` | on a log that [grows](SourceLog::grows): `discover_partitions` finds the new partitions and never answers less than before, `partitions()` follows, the old partitions read from their start return what they returned before the growth, a new one is empty and then read from its start; on one that cannot, the count stays |
 //!
 //! Environment: `CHECKPOINT_SOURCE_WRITERS` (default 4), `CHECKPOINT_SOURCE_TRANSACTIONS` per
 //! writer (default 30) and `CHECKPOINT_SOURCE_READERS` (default 2) size the concurrent case;
@@ -31,6 +32,11 @@
 //!
 //! [`sequence`] is a simulated PostgreSQL-style sequence log and its correct watermark
 //! source: the model for a source over an event table, and what the kit's own tests break.
+//! [`kafka_log`] is a simulated Kafka partition log (offsets taken at append time by every
+//! producer, transactions made visible by a commit marker, aborted ones never, each marker an
+//! offset) and its correct read-committed source, bounded by the last stable offset: the model
+//! for a source over a log with transactions, and what a read-uncommitted reader or one bounded
+//! by the high watermark gets wrong.
 //!
 //! ```
 //! use checkpoint_conformance::sources::sequence::{SequenceSourceLog, WatermarkSource};
@@ -48,6 +54,7 @@
 
 pub mod cases;
 mod catch_up;
+pub mod kafka_log;
 mod log;
 mod paging;
 mod rng;

@@ -52,7 +52,6 @@ struct State {
 /// each append and make their entries visible at commit, so positions commit out of order.
 #[derive(Debug)]
 pub struct SequenceLog {
-    partitions: u32,
     state: Mutex<State>,
     changes: watch::Sender<u64>,
 }
@@ -61,7 +60,6 @@ impl SequenceLog {
     /// An empty log of `partitions` partitions; positions start at 1.
     pub fn new(partitions: u32) -> Arc<Self> {
         Arc::new(Self {
-            partitions,
             state: Mutex::new(State {
                 next_position: 1,
                 next_tx: 1,
@@ -74,12 +72,24 @@ impl SequenceLog {
 
     /// How many partitions the log has.
     pub fn partitions(&self) -> u32 {
-        self.partitions
+        // `grow` takes a `u32` count, so the length always fits.
+        u32::try_from(self.state().committed.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Grows the log to `partitions` empty partitions after its last, if it has fewer
+    /// (a count never decreases); existing partitions keep their entries.
+    pub fn grow(&self, partitions: u32) {
+        let mut state = self.state();
+        if state.committed.len() < partitions as usize {
+            state.committed.resize_with(partitions as usize, Vec::new);
+        }
+        drop(state);
+        self.changes.send_modify(|changes| *changes += 1);
     }
 
     /// What a reader of `partition` sees now.
     pub fn snapshot(&self, partition: u32) -> Result<Snapshot, SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_partition(partition, self.partitions())?;
         let state = self.state();
         Ok(Snapshot {
             committed: state.committed[partition as usize].clone(),
@@ -152,7 +162,7 @@ impl SequenceTransaction {
         key: &str,
         payload: &[u8],
     ) -> Result<u64, SourceError> {
-        SourceError::check_partition(partition, self.log.partitions)?;
+        SourceError::check_partition(partition, self.log.partitions())?;
         let mut state = self.log.state();
         let position = state.next_position;
         state.next_position += 1;
@@ -227,11 +237,11 @@ impl WatermarkSource {
 #[async_trait]
 impl Source for WatermarkSource {
     fn partitions(&self) -> u32 {
-        self.log.partitions
+        self.log.partitions()
     }
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
-        SourceError::check_read(partition, self.log.partitions, from, max)?;
+        SourceError::check_read(partition, self.log.partitions(), from, max)?;
         let snapshot = self.log.snapshot(partition)?;
         let entries: Vec<Entry> = final_entries(&snapshot, from)
             .take(max)
@@ -248,7 +258,7 @@ impl Source for WatermarkSource {
     }
 
     async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
-        SourceError::check_partition(partition, self.log.partitions)?;
+        SourceError::check_partition(partition, self.log.partitions())?;
         SourceError::check_from(from)?;
         // Subscribed before looking, so a commit between the look and the wait still wakes.
         let mut changes = self.log.subscribe();
@@ -264,7 +274,7 @@ impl Source for WatermarkSource {
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
-        SourceError::check_partition(partition, self.log.partitions)?;
+        SourceError::check_partition(partition, self.log.partitions())?;
         let snapshot = self.log.snapshot(partition)?;
         Ok(final_entries(&snapshot, 0).last().map(|c| c.entry.position))
     }
@@ -308,6 +318,15 @@ impl<S: Source> SourceLog for SequenceSourceLog<S> {
 
     fn source(&self) -> &S {
         &self.source
+    }
+
+    fn grows(&self) -> bool {
+        true
+    }
+
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        self.log.grow(partitions);
+        Ok(())
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {

@@ -2,6 +2,7 @@
 //! real event tables, which the source kit must catch. Without a flaw the reader is the
 //! watermark source, which passes every case.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,16 @@ pub enum SourceFlaw {
     LostWakeUp,
     /// `wait` returns at once, always: the reader busy-polls.
     BusyWait,
+    /// `discover_partitions` asks a stale replica every other time, which answers the count
+    /// the log was created with: after a growth the count drops back.
+    CountDrops,
+    /// `discover_partitions` finds the new count, but `partitions()` stays at the count the
+    /// source was opened with (a cached count never raised): the new partitions are refused.
+    StaleCount,
+    /// Partition `p` is read from log partition `(p + added) mod count`, `added` the
+    /// partitions grown since the source was opened: a numbering that a growth shifts, as a
+    /// routing by `hash mod count` does, so old partitions show other partitions' entries.
+    Renumbers,
 }
 
 /// How long [`SourceFlaw::SkipsGapAfterTimeout`] waits at a gap.
@@ -46,6 +57,12 @@ pub struct BrokenSource {
     flaw: SourceFlaw,
     /// The watermark seen last, and since when ([`SourceFlaw::SkipsGapAfterTimeout`]).
     stuck: Mutex<(u64, Instant)>,
+    /// The partition count when the source was opened.
+    opened_with: u32,
+    /// What `partitions()` answers for [`SourceFlaw::CountDrops`]: the last count found.
+    found: AtomicU32,
+    /// Look-ups so far ([`SourceFlaw::CountDrops`]).
+    looks: AtomicU32,
 }
 
 impl BrokenSource {
@@ -57,6 +74,9 @@ impl BrokenSource {
             correct: WatermarkSource::new(Arc::clone(&log)),
             flaw,
             stuck: Mutex::new((0, Instant::now())),
+            opened_with: 3,
+            found: AtomicU32::new(3),
+            looks: AtomicU32::new(0),
         };
         SequenceSourceLog::new(log, source)
     }
@@ -76,6 +96,19 @@ impl BrokenSource {
     }
 }
 
+impl BrokenSource {
+    /// The log partition read for `partition`: itself, but for [`SourceFlaw::Renumbers`].
+    fn log_partition(&self, partition: u32) -> u32 {
+        let count = self.log.partitions();
+        match self.flaw {
+            SourceFlaw::Renumbers if partition < count => {
+                (partition + (count - self.opened_with)) % count
+            }
+            _ => partition,
+        }
+    }
+}
+
 /// The first `max` of `entries` at or after `from`, with `next` after the last (or `from`).
 fn naive_page<'a>(entries: impl Iterator<Item = &'a Committed>, from: u64, max: usize) -> Page {
     let entries: Vec<Entry> = entries
@@ -90,11 +123,26 @@ fn naive_page<'a>(entries: impl Iterator<Item = &'a Committed>, from: u64, max: 
 #[async_trait]
 impl Source for BrokenSource {
     fn partitions(&self) -> u32 {
-        self.log.partitions()
+        match self.flaw {
+            SourceFlaw::CountDrops => self.found.load(Ordering::SeqCst),
+            SourceFlaw::StaleCount => self.opened_with,
+            _ => self.log.partitions(),
+        }
+    }
+
+    async fn discover_partitions(&self) -> Result<u32, SourceError> {
+        let looks = self.looks.fetch_add(1, Ordering::SeqCst) + 1;
+        let found = match self.flaw {
+            SourceFlaw::CountDrops if looks % 2 == 0 => self.opened_with,
+            _ => self.log.partitions(),
+        };
+        self.found.store(found, Ordering::SeqCst);
+        Ok(found)
     }
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
-        SourceError::check_read(partition, self.log.partitions(), from, max)?;
+        SourceError::check_read(partition, self.partitions(), from, max)?;
+        let partition = self.log_partition(partition);
         let snapshot = self.log.snapshot(partition)?;
         Ok(match self.flaw {
             SourceFlaw::AfterCheckpoint => naive_page(snapshot.committed.iter(), from, max),
@@ -121,9 +169,12 @@ impl Source for BrokenSource {
                 }
                 page
             }
-            SourceFlaw::None | SourceFlaw::LostWakeUp | SourceFlaw::BusyWait => {
-                self.correct.read(partition, from, max).await?
-            }
+            SourceFlaw::None
+            | SourceFlaw::LostWakeUp
+            | SourceFlaw::BusyWait
+            | SourceFlaw::CountDrops
+            | SourceFlaw::StaleCount
+            | SourceFlaw::Renumbers => self.correct.read(partition, from, max).await?,
         })
     }
 
@@ -148,11 +199,11 @@ impl Source for BrokenSource {
                 // The notification that would have woken it was sent on a dropped connection.
                 std::future::pending().await
             }
-            _ => self.correct.wait(partition, from).await,
+            _ => self.correct.wait(self.log_partition(partition), from).await,
         }
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
-        self.correct.head(partition).await
+        self.correct.head(self.log_partition(partition)).await
     }
 }

@@ -30,6 +30,7 @@ const CASES: &[(&str, Run)] = table! {
     wait_wakes_after_a_commit
     head_follows_the_readable_end
     source_invalid_inputs_are_rejected
+    partitions_grow_and_keep_their_entries
 };
 
 /// Runs the named cases (all when `only` is empty), each on a fresh log read with `flaw`:
@@ -125,5 +126,32 @@ fn a_busy_wait_is_caught() {
         SourceFlaw::BusyWait,
         "wait_wakes_after_a_commit",
         "a busy loop",
+    );
+}
+
+#[test]
+fn a_count_that_drops_back_after_a_growth_is_caught() {
+    assert_caught(
+        SourceFlaw::CountDrops,
+        "partitions_grow_and_keep_their_entries",
+        "the count never decreases",
+    );
+}
+
+#[test]
+fn a_count_found_but_not_raised_is_caught() {
+    assert_caught(
+        SourceFlaw::StaleCount,
+        "partitions_grow_and_keep_their_entries",
+        "it must be at least what was found",
+    );
+}
+
+#[test]
+fn a_growth_that_renumbers_partitions_is_caught() {
+    assert_caught(
+        SourceFlaw::Renumbers,
+        "partitions_grow_and_keep_their_entries",
+        "moved entries",
     );
 }

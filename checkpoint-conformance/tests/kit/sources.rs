@@ -1,6 +1,6 @@
 //! The reference sources pass the whole source kit: the in-memory source of core (through a
-//! log adapter that commits transactions into it at sparse positions), and the watermark
-//! source over the simulated sequence log.
+//! log adapter that commits transactions into it at sparse positions, and grows it with
+//! `add_partitions`), and the watermark source over the simulated sequence log.
 
 use std::sync::Mutex;
 
@@ -28,6 +28,17 @@ impl SourceLog for InMemoryLog {
 
     fn source(&self) -> &InMemorySource {
         &self.source
+    }
+
+    fn grows(&self) -> bool {
+        true
+    }
+
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        let now = checkpoint_core::source::Source::partitions(&self.source);
+        self.source
+            .add_partitions(partitions.saturating_sub(now))
+            .map(drop)
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {

@@ -6,12 +6,14 @@ use std::time::Duration;
 use crate::Failure;
 
 mod concurrency;
+mod growth;
 mod head;
 mod inputs;
 mod reads;
 mod waking;
 
 pub use concurrency::*;
+pub use growth::*;
 pub use head::*;
 pub use inputs::*;
 pub use reads::*;
