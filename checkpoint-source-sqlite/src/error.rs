@@ -61,14 +61,28 @@ pub(crate) fn missing_table(table: &str) -> SourceError {
     }
 }
 
-/// The stored partition count differs from the source's.
-pub(crate) fn other_partition_count(table: &str, stored: i64, ours: u32) -> SourceError {
+/// The stored partition count is below the source's.
+pub(crate) fn other_partition_count(table: &str, stored: u32, ours: u32) -> SourceError {
     SourceError::Setup {
         backend: BACKEND,
         message: format!(
-            "the event table \"{table}\" was created with {stored} partitions, but this source \
-             has {ours}: open it with {stored} (entries are appended to a partition by number, \
-             so changing the count would change where every key's entries go)"
+            "the event table \"{table}\" has {stored} partitions (its meta table says), but this \
+             source has {ours}: open it with {stored}, or grow the log to {ours} first with \
+             `SqliteSource::grow_to({ours})` (a count only grows: entries stay in the partition \
+             they were appended to)"
+        ),
+    }
+}
+
+/// The stored partition count went below one this source knew: something lowered it by hand.
+pub(crate) fn count_went_down(table: &str, stored: u32, known: u32) -> SourceError {
+    SourceError::Setup {
+        backend: BACKEND,
+        message: format!(
+            "the meta table of \"{table}\" now says {stored} partitions, after {known}: a \
+             partition count never decreases (partitions {stored}..{known} may hold entries); \
+             set it back to {known} (`UPDATE \"{table}_meta\" SET value = {known} WHERE name = \
+             'partitions'`)"
         ),
     }
 }

@@ -109,11 +109,27 @@
 //! in your own transaction, [`notify_appended`](SqliteSource::notify_appended) wakes this
 //! process's readers at once.
 //!
+//! # Partitions that grow
+//!
+//! The partition count is a configuration the writers can raise: it lives in the meta table,
+//! and an entry belongs to the partition number it was appended to, whatever the count, so
+//! raising it moves nothing. [`grow_to`](SqliteSource::grow_to) raises it (one `UPDATE ...
+//! WHERE value < n` under the write lock; never lowers it); a new partition starts empty, its
+//! positions from 1, and is read from its start.
+//! [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) reads the
+//! count (one `SELECT` of the meta table) and raises the source's; a subscription calls it
+//! every discovery interval and leases the new partitions without a restart. An append to a
+//! partition beyond the count known looks the count up before refusing, so a writer of
+//! another process may append as soon as the log grew. A source opened with fewer
+//! partitions than the log has takes the stored count at its first call.
+//!
 //! # Errors
 //!
 //! A missing table is [`SourceError::Setup`](checkpoint_core::source::SourceError::Setup)
-//! saying to call `migrate()`; a table made with another partition count is `Setup` naming
-//! both counts; both are checked once per source, before its first read. Bad input (a
+//! saying to call `migrate()`; a source opened with more partitions than the table has is
+//! `Setup` naming both counts and `grow_to`; both are checked once per source, before its
+//! first read. A stored count lowered by hand is `Setup` at the next look-up, and the source
+//! keeps the count it knew. Bad input (a
 //! partition out of range, `max` = 0, `from` above `i64::MAX`) is refused before any I/O.
 #![cfg_attr(
     not(test),
@@ -121,6 +137,7 @@
 )]
 
 mod error;
+mod growth;
 mod read;
 mod source;
 mod table;

@@ -123,11 +123,16 @@ fn entry(
 #[async_trait]
 impl Source for SqliteSource {
     fn partitions(&self) -> u32 {
-        self.partitions
+        self.count()
+    }
+
+    /// One read of the meta table's count (see [`SqliteSource::grow_to`]).
+    async fn discover_partitions(&self) -> Result<u32, SourceError> {
+        self.refresh_partitions().await
     }
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
-        SourceError::check_read(partition, self.partitions, from, max)?;
+        SourceError::check_read(partition, self.count(), from, max)?;
         let entries = self
             .rows(partition, from, max, "read")
             .await?
@@ -141,7 +146,7 @@ impl Source for SqliteSource {
     }
 
     async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_partition(partition, self.count())?;
         SourceError::check_from(from)?;
         // Subscribed before looking, so an append between the look and the wait still wakes.
         let mut changes = self.shared.changes.subscribe();
@@ -154,7 +159,7 @@ impl Source for SqliteSource {
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_partition(partition, self.count())?;
         self.ensure_setup().await?;
         let head: Option<i64> = sqlx::query_scalar(sql(&self.statements.head))
             .bind(i64::from(partition))

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
@@ -12,7 +13,7 @@ use sqlx::sqlite::{
 };
 use tokio::sync::{Mutex, OnceCell, watch};
 
-use crate::error::{backend, missing_table, other_partition_count};
+use crate::error::{backend, other_partition_count};
 use crate::table::{Statements, sql};
 use crate::{DEFAULT_BUSY_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
 
@@ -23,7 +24,10 @@ use crate::{DEFAULT_BUSY_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
 #[derive(Debug, Clone)]
 pub struct SqliteSource {
     pub(crate) pool: SqlitePool,
-    pub(crate) partitions: u32,
+    /// The partition count as last known: the count given, raised to the stored one by the
+    /// setup check and [`discover_partitions`](checkpoint_core::source::Source::discover_partitions);
+    /// shared by clones, never lowered.
+    pub(crate) partitions: Arc<AtomicU32>,
     pub(crate) statements: Arc<Statements>,
     pub(crate) poll_interval: Duration,
     pub(crate) shared: Arc<Shared>,
@@ -53,7 +57,7 @@ impl SqliteSource {
     pub fn new(pool: SqlitePool, partitions: u32) -> Self {
         Self {
             pool,
-            partitions,
+            partitions: Arc::new(AtomicU32::new(partitions)),
             statements: Arc::new(Self::default_statements()),
             poll_interval: DEFAULT_POLL_INTERVAL,
             shared: Arc::default(),
@@ -120,6 +124,16 @@ impl SqliteSource {
         Ok(self)
     }
 
+    /// The partition count as last known (see [`grow_to`](Self::grow_to)).
+    pub(crate) fn count(&self) -> u32 {
+        self.partitions.load(Ordering::Acquire)
+    }
+
+    /// Raises the count this source knows to `stored` (never lowers it).
+    pub(crate) fn raise_count(&self, stored: u32) {
+        self.partitions.fetch_max(stored, Ordering::AcqRel);
+    }
+
     /// The event table's name.
     pub fn table(&self) -> &str {
         &self.statements.name
@@ -139,7 +153,7 @@ impl SqliteSource {
     /// [`SourceError::InvalidInput`] for zero partitions; [`SourceError::Setup`] when the
     /// table was made with another partition count; [`SourceError::Backend`] when SQLite fails.
     pub async fn migrate(&self) -> Result<(), SourceError> {
-        if self.partitions == 0 {
+        if self.count() == 0 {
             return Err(SourceError::InvalidInput {
                 argument: "partitions",
                 reason: "a log needs at least one partition".into(),
@@ -156,7 +170,7 @@ impl SqliteSource {
             .await
             .map_err(|e| backend("migrate", table, e))?;
         sqlx::query(sql(&self.statements.store_partitions))
-            .bind(i64::from(self.partitions))
+            .bind(i64::from(self.count()))
             .execute(&mut *tx)
             .await
             .map_err(|e| backend("migrate", table, e))?;
@@ -175,19 +189,16 @@ impl SqliteSource {
             .map(drop)
     }
 
+    /// Checks the stored count against this source's: a stored count above it is a log that
+    /// grew (the source takes it), one below it a source opened with more partitions than
+    /// the log has (refused: grow the log first).
     async fn verify(&self) -> Result<(), SourceError> {
-        let table = self.table();
-        let stored: Option<i64> = sqlx::query_scalar(sql(&self.statements.partitions))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| backend("setup", table, e))?;
-        match stored {
-            None => Err(missing_table(table)),
-            Some(stored) if stored != i64::from(self.partitions) => {
-                Err(other_partition_count(table, stored, self.partitions))
-            }
-            Some(_) => Ok(()),
+        let stored = self.stored_partitions("setup").await?;
+        if stored < self.count() {
+            return Err(other_partition_count(self.table(), stored, self.count()));
         }
+        self.raise_count(stored);
+        Ok(())
     }
 
     /// Appends `payload` (under `key`) to `partition` in a transaction of its own, at the
@@ -206,8 +217,6 @@ impl SqliteSource {
         key: Option<&str>,
         payload: &[u8],
     ) -> Result<u64, SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
-        self.ensure_setup().await?;
         let table = self.table();
         let mut tx = self
             .pool
@@ -238,7 +247,11 @@ impl SqliteSource {
         key: Option<&str>,
         payload: &[u8],
     ) -> Result<u64, SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        if partition >= self.count() {
+            // Another process may have grown the log: look before refusing.
+            self.refresh_partitions().await?;
+        }
+        SourceError::check_partition(partition, self.count())?;
         self.ensure_setup().await?;
         let position: i64 = sqlx::query_scalar::<Sqlite, i64>(sql(&self.statements.append))
             .bind(i64::from(partition))

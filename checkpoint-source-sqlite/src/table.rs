@@ -16,6 +16,7 @@ pub(crate) struct Statements {
     pub(crate) schema: Arc<str>,
     pub(crate) partitions: Arc<str>,
     pub(crate) store_partitions: Arc<str>,
+    pub(crate) grow_partitions: Arc<str>,
     pub(crate) append: Arc<str>,
     pub(crate) read: Arc<str>,
     pub(crate) head: Arc<str>,
@@ -57,6 +58,10 @@ impl Statements {
             store_partitions: render(
                 "INSERT INTO {meta} (name, value) VALUES ('partitions', ?1) \
                  ON CONFLICT (name) DO NOTHING",
+            ),
+            // Only ever up: a count never decreases (CONTRACT.md, "Sources").
+            grow_partitions: render(
+                "UPDATE {meta} SET value = ?1 WHERE name = 'partitions' AND value < ?1",
             ),
             // The position is taken inside the writing transaction, which holds the database's
             // one write lock: see the crate doc for why that keeps the clause.

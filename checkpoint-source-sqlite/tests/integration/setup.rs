@@ -42,8 +42,9 @@ async fn another_partition_count_is_refused_naming_both_counts() {
         setup_message(eight.read(0, 0, 10).await, "read"),
         setup_message(eight.migrate().await, "migrate"),
     ] {
-        assert!(message.contains("created with 4 partitions"), "{message}");
+        assert!(message.contains("has 4 partitions"), "{message}");
         assert!(message.contains("this source has 8"), "{message}");
+        assert!(message.contains("grow_to(8)"), "{message}");
     }
     // The log is untouched: the source with the stored count still reads it.
     assert_eq!(four.read(3, 0, 10).await.expect("a read").entries.len(), 1);

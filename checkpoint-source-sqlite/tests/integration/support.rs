@@ -107,6 +107,19 @@ impl SourceLog for SqliteLog {
         &self.source
     }
 
+    fn grows(&self) -> bool {
+        true
+    }
+
+    /// Through a source of its own on the same file, as another process would: the source
+    /// under test must find the new count itself.
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        SqliteSource::new(self.source.pool().clone(), 1)
+            .grow_to(partitions)
+            .await
+            .map(drop)
+    }
+
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
         let tx = self
             .source
