@@ -7,6 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use checkpoint_conformance::sources::kafka_log::{
+    KafkaLog, KafkaSourceLog, ReadCommittedSource, TxState,
+};
 use checkpoint_conformance::sources::sequence::{
     Committed, SequenceLog, SequenceSourceLog, Snapshot, WatermarkSource,
 };
@@ -205,5 +208,79 @@ impl Source for BrokenSource {
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
         self.correct.head(self.log_partition(partition)).await
+    }
+}
+
+/// How a [`KafkaReader`] mistakes a Kafka log's isolation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationFlaw {
+    /// `isolation.level=read_uncommitted`: reads up to the high watermark and returns every
+    /// data record, those of open and aborted transactions too.
+    ReadUncommitted,
+    /// Drops the records it cannot see as committed yet (of open or aborted transactions), but
+    /// reads up to the high watermark instead of the last stable offset: its `next` passes an
+    /// open transaction's records, which commit later below it (the skip).
+    HighWatermark,
+}
+
+/// A reader of a simulated Kafka log with one [`IsolationFlaw`] in `read`; its `wait` and
+/// `head` are the read-committed source's.
+#[derive(Debug)]
+pub struct KafkaReader {
+    log: Arc<KafkaLog>,
+    correct: ReadCommittedSource,
+    flaw: IsolationFlaw,
+}
+
+impl KafkaReader {
+    /// A reader of `log` with `flaw`.
+    pub fn new(log: Arc<KafkaLog>, flaw: IsolationFlaw) -> Self {
+        Self {
+            correct: ReadCommittedSource::new(Arc::clone(&log)),
+            log,
+            flaw,
+        }
+    }
+
+    /// A fresh Kafka log of three partitions read with `flaw`.
+    pub fn log(flaw: IsolationFlaw) -> KafkaSourceLog<KafkaReader> {
+        let log = KafkaLog::new(3);
+        KafkaSourceLog::new(Arc::clone(&log), KafkaReader::new(log, flaw))
+    }
+}
+
+#[async_trait]
+impl Source for KafkaReader {
+    fn partitions(&self) -> u32 {
+        self.log.partitions()
+    }
+
+    async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
+        SourceError::check_read(partition, self.log.partitions(), from, max)?;
+        let snapshot = self.log.snapshot(partition)?;
+        let end = snapshot.high_watermark;
+        let entries: Vec<Entry> = snapshot
+            .data(from, end)
+            .filter(|(_, state)| match self.flaw {
+                IsolationFlaw::ReadUncommitted => true,
+                IsolationFlaw::HighWatermark => *state == TxState::Committed,
+            })
+            .map(|(entry, _)| entry.clone())
+            .take(max)
+            .collect();
+        let next = match entries.last() {
+            Some(last) if entries.len() == max => last.position + 1,
+            // The flaw: everything below the high watermark taken as final.
+            _ => from.max(end),
+        };
+        Ok(Page { entries, next })
+    }
+
+    async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
+        self.correct.wait(partition, from).await
+    }
+
+    async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
+        self.correct.head(partition).await
     }
 }

@@ -2,7 +2,8 @@
 //! caught, the history checker finds each kind of violation, the proxy counts right, the
 //! black-hole proxy holds connections silent, and the bad-input driver passes a store that
 //! validates first and catches one that does not. The source kit passes the reference sources
-//! and catches each broken reader of a sequence log.
+//! and catches each broken reader of a sequence log and of a Kafka log, whose log is shown
+//! step by step.
 
 mod bad_input;
 mod black_hole;
@@ -12,6 +13,7 @@ mod broken_leases;
 mod broken_sources;
 mod checker;
 mod in_memory;
+mod kafka_log;
 mod lease_teeth;
 mod messages;
 mod proxy;

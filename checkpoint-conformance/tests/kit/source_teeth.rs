@@ -6,6 +6,7 @@ use checkpoint_conformance::sources::sequence::SequenceSourceLog;
 use checkpoint_conformance::{__private::BoxFuture, CaseResult};
 
 use crate::broken_sources::{BrokenSource, SourceFlaw};
+use crate::broken_sources::{IsolationFlaw, KafkaReader};
 
 type Log = SequenceSourceLog<BrokenSource>;
 type Run = for<'a> fn(&'a Log) -> BoxFuture<'a, CaseResult>;
@@ -153,5 +154,42 @@ fn a_growth_that_renumbers_partitions_is_caught() {
         SourceFlaw::Renumbers,
         "partitions_grow_and_keep_their_entries",
         "moved entries",
+    );
+}
+
+/// Runs the no-late-arrival case on a fresh Kafka log read with `flaw`: its failure's
+/// message, or `None` when the reader passed.
+fn kafka_failure(flaw: IsolationFlaw) -> Option<String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let log = KafkaReader::log(flaw);
+        cases::no_late_arrivals_under_concurrent_writers(&log)
+            .await
+            .err()
+            .map(|failure| failure.to_string())
+    })
+}
+
+#[test]
+fn a_read_uncommitted_reader_of_a_kafka_log_is_caught() {
+    let failure = kafka_failure(IsolationFlaw::ReadUncommitted)
+        .expect("the source kit passed a read-uncommitted reader of a Kafka log");
+    assert!(
+        failure.contains("read entries whose transaction rolled back"),
+        "the kit caught the read-uncommitted reader, but not for the aborted records: {failure}"
+    );
+}
+
+#[test]
+fn a_kafka_reader_bounded_by_the_high_watermark_is_caught() {
+    let failure = kafka_failure(IsolationFlaw::HighWatermark)
+        .expect("the source kit passed a Kafka reader bounded by the high watermark");
+    assert!(
+        failure.contains("(a late arrival)"),
+        "the kit caught the high-watermark reader, but not as a late arrival: {failure}"
     );
 }

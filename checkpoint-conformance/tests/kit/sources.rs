@@ -1,10 +1,12 @@
 //! The reference sources pass the whole source kit: the in-memory source of core (through a
 //! log adapter that commits transactions into it at sparse positions, and grows it with
-//! `add_partitions`), and the watermark source over the simulated sequence log.
+//! `add_partitions`), the watermark source over the simulated sequence log, and the
+//! read-committed source over the simulated Kafka log.
 
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use checkpoint_conformance::sources::kafka_log::{KafkaSourceLog, ReadCommittedSource};
 use checkpoint_conformance::sources::sequence::{SequenceSourceLog, WatermarkSource};
 use checkpoint_conformance::sources::{LogTransaction, SourceLog};
 use checkpoint_core::source::{Entry, InMemorySource, SourceError};
@@ -101,4 +103,12 @@ async fn watermark() -> SequenceSourceLog<WatermarkSource> {
 
 mod watermark_source {
     checkpoint_conformance::source_tests!(super::watermark);
+}
+
+async fn read_committed() -> KafkaSourceLog<ReadCommittedSource> {
+    KafkaSourceLog::read_committed(3)
+}
+
+mod read_committed_source {
+    checkpoint_conformance::source_tests!(super::read_committed);
 }
