@@ -18,6 +18,12 @@
 # answers and the cluster has a JetStream meta leader. A NATS on one of its ports that it did
 # not start is never reused nor stopped: `up` fails and says so. Only `up` prints on stdout.
 # State (configs, JetStream stores, logs, pid files) lives under <repo>/.local/nats-cluster/.
+#
+# The servers run a copy of nats-server, bin/nats-cluster in the state folder: the machine's
+# tools find the machine's NATS by its executable (`start-stop-daemon --exec
+# /usr/sbin/nats-server` starts nothing while any process of that file runs, `pgrep -x
+# nats-server` in checkpoint-source-nats's restart test), and must never take a server of the
+# cluster for it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -32,6 +38,18 @@ client_port() { echo $((BASE_PORT + $1 - 1)); }
 route_port() { echo $((BASE_PORT + 2000 + $1 - 1)); }
 monitor_port() { echo $((BASE_PORT + 4000 + $1 - 1)); }
 dir() { echo "$STATE/n$1"; }
+BIN="$STATE/bin/nats-cluster"
+
+# The copy of the installed nats-server the servers run (see the header); a new one is moved
+# into place, so that servers running the old one keep it.
+install_binary() {
+  local installed
+  installed="$(command -v nats-server)"
+  cmp -s "$installed" "$BIN" && return 0
+  mkdir -p "$STATE/bin"
+  cp "$installed" "$BIN.new"
+  mv "$BIN.new" "$BIN"
+}
 
 urls() {
   local out="" n
@@ -105,7 +123,8 @@ start_one() {
     refuse_foreign "$port"
   fi
   [[ -f "$(dir "$n")/nats.conf" ]] || write_config "$n"
-  setsid nats-server -c "$(dir "$n")/nats.conf" >>"$(dir "$n")/nats.log" 2>&1 </dev/null &
+  install_binary
+  setsid "$BIN" -c "$(dir "$n")/nats.conf" >>"$(dir "$n")/nats.log" 2>&1 </dev/null &
   wait_for "server n$n to take clients on $port" listening "$port"
 }
 

@@ -46,7 +46,7 @@ impl Servers {
     /// answer, so that a cluster that is not up fails the test rather than skipping it.
     async fn discover(urls: &str) -> Self {
         let mut names = Vec::new();
-        for url in urls.split(',') {
+        for url in urls.split(',').map(str::trim) {
             let client = async_nats::ConnectOptions::new()
                 .connection_timeout(Duration::from_secs(5))
                 .connect(url)
@@ -70,12 +70,15 @@ impl Servers {
     }
 }
 
+/// The script that started the cluster (the repository's).
+fn script_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/services/nats-cluster.sh")
+}
+
 /// Runs `scripts/services/nats-cluster.sh` with `args`; its stdout when it succeeds.
 fn script(args: &[&str]) -> String {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/services/nats-cluster.sh");
     let output = Command::new("bash")
-        .arg(&path)
+        .arg(script_path())
         .args(args)
         .output()
         .expect("bash runs");
@@ -114,10 +117,7 @@ impl Drop for StartAgain {
     fn drop(&mut self) {
         if let Some(n) = self.0 {
             let _ = Command::new("bash")
-                .arg(
-                    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                        .join("../scripts/services/nats-cluster.sh"),
-                )
+                .arg(script_path())
                 .args(["start", &n.to_string()])
                 .status();
         }
