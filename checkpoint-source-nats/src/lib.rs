@@ -40,8 +40,23 @@
 //! count in the description. An existing stream is checked by [`NatsSource::new`] before
 //! anything is read, each problem a [`SourceError::Setup`](checkpoint_core::source::SourceError::Setup)
 //! saying what to do: a missing stream; work-queue or interest retention (they delete what a
-//! consumer read); a partition subject the stream does not capture; a recorded count other than
-//! the source's; a wildcard that may hold partitions beyond the count when no count is recorded.
+//! consumer read); a partition subject the stream does not capture; a recorded count below
+//! the source's (a count above it is a stream that grew: the source takes it); a wildcard that
+//! may hold partitions beyond the count when no count is recorded.
+//!
+//! # Partitions that grow
+//!
+//! A stream can take more partitions while it is read: [`NatsSource::grow_to`] adds the
+//! subjects `<prefix>.<p>` the stream does not capture yet (none under `<prefix>.*`) and
+//! raises the count its description records, in one stream update. A message belongs to its
+//! subject whatever the count, so existing partitions keep every message at its sequence; a
+//! new partition is read from its start. A reader finds the new count with
+//! [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) (one stream
+//! info request; a subscription calls it every discovery interval and leases the new
+//! partitions without a restart). A recorded count below one a reader knew is refused with
+//! `Setup` and the reader keeps its count; a stream that records no count does not grow (the
+//! source keeps the count it was given). An append to a partition beyond the count known
+//! looks the count up before refusing.
 //!
 //! # Why no stored message is skipped
 //!
@@ -138,6 +153,7 @@ mod append;
 mod config;
 mod cursor;
 mod error;
+mod growth;
 mod pool;
 mod setup;
 mod source;

@@ -1,6 +1,7 @@
 //! The cursors a source keeps between reads, a few per partition.
 
-use std::sync::{Mutex, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_nats::jetstream::stream::Stream;
 use checkpoint_core::source::SourceError;
@@ -11,16 +12,17 @@ use crate::cursor::Cursor;
 /// (a reader and a lagging one, the kit's parallel readers) without piling up consumers.
 const PER_PARTITION: usize = 4;
 
-/// Idle cursors by partition.
+/// Idle cursors by partition: a map, since the partitions may grow while the source runs.
+/// One lock for all of them, held only to take a cursor out or put one back.
+#[derive(Default)]
 pub(crate) struct Pool {
-    idle: Vec<Mutex<Vec<Cursor>>>,
+    idle: Mutex<BTreeMap<u32, Vec<Cursor>>>,
 }
 
 impl Pool {
-    pub(crate) fn new(partitions: u32) -> Self {
-        Self {
-            idle: (0..partitions).map(|_| Mutex::new(Vec::new())).collect(),
-        }
+    fn idle(&self) -> MutexGuard<'_, BTreeMap<u32, Vec<Cursor>>> {
+        // Every change is one push or removal: a poisoned lock holds a consistent map.
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A cursor of `partition` standing at `from`: an idle one if there is one, else a new
@@ -33,29 +35,23 @@ impl Pool {
         from: u64,
         fresh: bool,
     ) -> Result<(Lease<'_>, bool), SourceError> {
-        let slot = self.slot(partition);
         if !fresh {
-            let mut idle = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(at) = idle.iter().position(|cursor| cursor.next == from) {
-                let cursor = idle.swap_remove(at);
-                return Ok((Lease::new(slot, cursor), true));
+            let reused = self.idle().get_mut(&partition).and_then(|idle| {
+                let at = idle.iter().position(|cursor| cursor.next == from)?;
+                Some(idle.swap_remove(at))
+            });
+            if let Some(cursor) = reused {
+                return Ok((Lease::new(self, partition, cursor), true));
             }
         }
         let cursor = Cursor::open(stream, subject, from).await?;
-        Ok((Lease::new(slot, cursor), false))
-    }
-
-    fn slot(&self, partition: u32) -> &Mutex<Vec<Cursor>> {
-        // The source checked the partition before; the modulo only keeps this total.
-        &self.idle[partition as usize % self.idle.len()]
+        Ok((Lease::new(self, partition, cursor), false))
     }
 
     /// Deletes every idle consumer (in the background).
     pub(crate) fn discard_all(&self) {
-        for slot in &self.idle {
-            let cursors = std::mem::take(&mut *slot.lock().unwrap_or_else(PoisonError::into_inner));
-            cursors.into_iter().for_each(Cursor::discard);
-        }
+        let idle = std::mem::take(&mut *self.idle());
+        idle.into_values().flatten().for_each(Cursor::discard);
     }
 }
 
@@ -63,14 +59,16 @@ impl Pool {
 /// error, a cancelled read or wait), its consumer is deleted, since a pull it may have left
 /// on the server could deliver messages nobody receives.
 pub(crate) struct Lease<'a> {
-    slot: &'a Mutex<Vec<Cursor>>,
+    pool: &'a Pool,
+    partition: u32,
     cursor: Option<Cursor>,
 }
 
 impl<'a> Lease<'a> {
-    fn new(slot: &'a Mutex<Vec<Cursor>>, cursor: Cursor) -> Self {
+    fn new(pool: &'a Pool, partition: u32, cursor: Cursor) -> Self {
         Self {
-            slot,
+            pool,
+            partition,
             cursor: Some(cursor),
         }
     }
@@ -85,7 +83,8 @@ impl<'a> Lease<'a> {
     pub(crate) fn keep(mut self) {
         if let Some(cursor) = self.cursor.take() {
             let evicted = {
-                let mut idle = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut pool = self.pool.idle();
+                let idle = pool.entry(self.partition).or_default();
                 idle.push(cursor);
                 (idle.len() > PER_PARTITION).then(|| idle.remove(0))
             };

@@ -11,7 +11,7 @@ use crate::subjects::{check_covered, holds_foreign_partition};
 pub const PARTITIONS_MARKER: &str = "checkpoint-partitions=";
 
 /// The partition count a stream's description records, if any.
-fn recorded_partitions(description: Option<&str>) -> Option<Result<u32, String>> {
+pub(crate) fn recorded_partitions(description: Option<&str>) -> Option<Result<u32, String>> {
     let description = description?;
     let at = description.find(PARTITIONS_MARKER)?;
     let value: String = description[at + PARTITIONS_MARKER.len()..]
@@ -21,11 +21,12 @@ fn recorded_partitions(description: Option<&str>) -> Option<Result<u32, String>>
     Some(value.parse::<u32>().map_err(|_| value))
 }
 
-/// Checks a stream's configuration against what the source expects.
+/// Checks a stream's configuration against what the source expects, and returns the
+/// partition count in force: the source's, or the larger one the stream records (it grew).
 pub(crate) fn check_stream(
     found: &stream::Config,
     config: &NatsSourceConfig,
-) -> Result<(), SourceError> {
+) -> Result<u32, SourceError> {
     let name = &config.stream;
     if found.retention != stream::RetentionPolicy::Limits {
         return Err(setup(format!(
@@ -42,12 +43,17 @@ pub(crate) fn check_stream(
         config.partitions,
     )?;
     match recorded_partitions(found.description.as_deref()) {
-        Some(Ok(recorded)) if recorded == config.partitions => Ok(()),
+        Some(Ok(recorded)) if recorded == config.partitions => Ok(recorded),
+        Some(Ok(recorded)) if recorded > config.partitions => {
+            // The stream grew since the source's count was written down: take its count.
+            check_covered(name, &found.subjects, &config.subject_prefix, recorded)?;
+            Ok(recorded)
+        }
         Some(Ok(recorded)) => Err(setup(format!(
             "stream {name:?} records {recorded} partitions in its description, the source was \
-             given {}: open it with {recorded} partitions (changing the count moves keys \
-             between partitions: migrate to a new stream)",
-            config.partitions
+             given {}: open it with {recorded} partitions, or grow the stream to {} first with \
+             NatsSource::grow_to (a count only grows: fewer would strand partitions' entries)",
+            config.partitions, config.partitions
         ))),
         Some(Err(value)) => Err(setup(format!(
             "stream {name:?} has {PARTITIONS_MARKER}{value:?} in its description, which is not \
@@ -59,7 +65,7 @@ pub(crate) fn check_stream(
                 holds_foreign_partition(pattern, &config.subject_prefix, config.partitions)
             });
             match foreign {
-                None => Ok(()),
+                None => Ok(config.partitions),
                 Some(pattern) => Err(setup(format!(
                     "stream {name:?} captures {pattern:?}, which may hold partitions beyond the \
                      {} given, and its description does not record a count: add \
@@ -100,7 +106,7 @@ pub(crate) async fn create_stream(
                 .info()
                 .await
                 .map_err(|e| backend("setup", true, e))?;
-            check_stream(&info.config, config)
+            check_stream(&info.config, config).map(drop)
         }
         Err(error) if is_stream_not_found(&error) => {
             context

@@ -1,6 +1,7 @@
 //! [`NatsSource`]: the [`Source`] over a JetStream stream.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_nats::jetstream::{self, stream::Stream};
 use async_trait::async_trait;
@@ -19,6 +20,9 @@ pub struct NatsSource {
     pub(crate) context: jetstream::Context,
     pub(crate) stream: Stream,
     pub(crate) config: NatsSourceConfig,
+    /// The partition count as last known: the config's, raised to what the stream records
+    /// (at setup, by `discover_partitions` and `grow_to`); never lowered.
+    partitions: AtomicU32,
     pool: Pool,
 }
 
@@ -62,9 +66,10 @@ impl NatsSource {
                 }
                 Err(error) => return Err(backend("setup", true, error)),
             };
-            check_stream(&stream.cached_info().config, &config)?;
+            let partitions = check_stream(&stream.cached_info().config, &config)?;
             Ok(Self {
-                pool: Pool::new(config.partitions),
+                partitions: AtomicU32::new(partitions),
+                pool: Pool::default(),
                 context,
                 stream,
                 config,
@@ -97,7 +102,19 @@ impl NatsSource {
         within("setup", config.timeout, create_stream(context, config)).await
     }
 
-    /// What the source reads.
+    /// The partition count as last known (what `Source::partitions` returns).
+    pub(crate) fn partitions_now(&self) -> u32 {
+        self.partitions.load(Ordering::Acquire)
+    }
+
+    /// Raises the partition count known to `count` (never lowers it).
+    pub(crate) fn raise_partitions(&self, count: u32) {
+        self.partitions.fetch_max(count, Ordering::AcqRel);
+    }
+
+    /// What the source reads. Its [`partitions`](NatsSourceConfig::partitions) is the count
+    /// the source was opened with; `Source::partitions` is the count now, which grows with
+    /// the stream.
     pub fn config(&self) -> &NatsSourceConfig {
         &self.config
     }
@@ -238,11 +255,17 @@ impl Drop for NatsSource {
 #[async_trait]
 impl Source for NatsSource {
     fn partitions(&self) -> u32 {
-        self.config.partitions
+        self.partitions_now()
+    }
+
+    /// One stream info request: the count the stream's description records (see
+    /// [`NatsSource::grow_to`]); a stream that records none keeps the count given.
+    async fn discover_partitions(&self) -> Result<u32, SourceError> {
+        self.refresh_partitions().await
     }
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
-        SourceError::check_read(partition, self.config.partitions, from, max)?;
+        SourceError::check_read(partition, self.partitions_now(), from, max)?;
         within("read", self.config.timeout, async {
             match self.read_once(partition, from, max, false).await {
                 Ok(page) => Ok(page),
@@ -259,7 +282,7 @@ impl Source for NatsSource {
     }
 
     async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
-        SourceError::check_partition(partition, self.config.partitions)?;
+        SourceError::check_partition(partition, self.partitions_now())?;
         SourceError::check_from(from)?;
         match self.wait_once(partition, from, false).await {
             Ok(()) => Ok(()),
@@ -273,7 +296,7 @@ impl Source for NatsSource {
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
-        SourceError::check_partition(partition, self.config.partitions)?;
+        SourceError::check_partition(partition, self.partitions_now())?;
         within("head", self.config.timeout, async {
             match self
                 .stream

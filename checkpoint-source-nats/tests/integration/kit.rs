@@ -13,7 +13,7 @@ use crate::support::{SERVER, TestStream};
 /// A fresh stream of 4 partitions and its source; the stream is deleted on drop.
 pub struct NatsLog {
     source: NatsSource,
-    _stream: TestStream,
+    stream: TestStream,
     _shared: RwLockReadGuard<'static, ()>,
 }
 
@@ -27,6 +27,21 @@ impl SourceLog for NatsLog {
 
     fn rolls_back(&self) -> bool {
         false
+    }
+
+    fn grows(&self) -> bool {
+        true
+    }
+
+    /// Through a source of its own on the same stream, as an operator would: the source
+    /// under test must find the new count itself.
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        self.stream
+            .source()
+            .await
+            .grow_to(partitions)
+            .await
+            .map(drop)
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
@@ -67,7 +82,7 @@ async fn nats_log() -> NatsLog {
     let stream = TestStream::unlocked("kit", 4).await;
     NatsLog {
         source: stream.source().await,
-        _stream: stream,
+        stream,
         _shared: shared,
     }
 }

@@ -15,6 +15,7 @@
 mod bad_input;
 mod cluster;
 mod concurrency;
+mod growth;
 mod history;
 mod kit;
 mod reads;
