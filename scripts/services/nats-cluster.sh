@@ -10,8 +10,8 @@
 #
 # Server N (1-3) is named n<N>, takes clients on 127.0.0.1:4230+N, routes on 127.0.0.1:6230+N
 # and serves monitoring (/jsz, read here to see a meta leader) on 127.0.0.1:8230+N: away from
-# the machine's NATS on 4222. Ports move with NATS_CLUSTER_BASE_PORT (default 4231; the route
-# and monitoring ports keep their offsets of +2000 and +4000).
+# the machine's NATS on 4222. Ports move with NATS_CLUSTER_BASE_PORT at `up` (default 4231; the
+# route and monitoring ports keep their offsets of +2000 and +4000).
 #
 # `up` is idempotent: servers it started that still run are left alone, one that is down (a
 # test killed it and failed) is started again on its store, and it returns once every server
@@ -28,7 +28,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 STATE="$ROOT/.local/nats-cluster"
-BASE_PORT="${NATS_CLUSTER_BASE_PORT:-4231}"
+# `up` records the base port in the state folder, so that `pid`, `start` and `down` find the
+# servers it started whatever NATS_CLUSTER_BASE_PORT says when they run.
+BASE_PORT="${NATS_CLUSTER_BASE_PORT:-$(cat "$STATE/base-port" 2>/dev/null || echo 4231)}"
 HOST=127.0.0.1
 SERVERS=(1 2 3)
 
@@ -171,6 +173,8 @@ up() {
       refuse_foreign "$(client_port "$n")"
     fi
   done
+  mkdir -p "$STATE"
+  echo "$BASE_PORT" >"$STATE/base-port"
   for n in "${SERVERS[@]}"; do
     # A running server keeps its config; a stopped one is started on its store, config anew.
     running_pid "$n" >/dev/null || write_config "$n"

@@ -84,7 +84,8 @@ fn script(args: &[&str]) -> String {
         .expect("bash runs");
     assert!(
         output.status.success(),
-        "nats-cluster.sh {args:?}: {}",
+        "{} {args:?} (NATS_CLUSTER_URLS must be the cluster this checkout's script started): {}",
+        script_path().display(),
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
