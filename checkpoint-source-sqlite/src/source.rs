@@ -151,7 +151,9 @@ impl SqliteSource {
     /// # Errors
     ///
     /// [`SourceError::InvalidInput`] for zero partitions; [`SourceError::Setup`] when the
-    /// table was made with another partition count; [`SourceError::Backend`] when SQLite fails.
+    /// table has fewer partitions than this source (grow it with
+    /// [`grow_to`](Self::grow_to)); [`SourceError::Backend`] when SQLite fails. A table
+    /// with more (the log grew) is taken as it is.
     pub async fn migrate(&self) -> Result<(), SourceError> {
         if self.count() == 0 {
             return Err(SourceError::InvalidInput {
