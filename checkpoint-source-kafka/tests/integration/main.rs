@@ -5,7 +5,10 @@
 //!
 //! One binary with modules keeps link time and disk down.
 
+mod broker;
 mod kit;
 mod reads;
+mod restart;
 mod setup;
+mod stress;
 mod support;
