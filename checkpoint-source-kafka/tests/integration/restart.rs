@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_core::source::Source;
-use checkpoint_source_kafka::KafkaSourceConfig;
+use checkpoint_source_kafka::{KafkaSource, KafkaSourceConfig};
 
 use crate::broker::Broker;
 use crate::support::{create, unique_topic};
@@ -46,23 +46,6 @@ async fn the_source_goes_on_after_the_broker_is_killed_and_restarted() {
         acknowledged.push(offset);
     }
     for partition in 0..2 {
-        let mut read = Vec::new();
-        let mut from = 0;
-        loop {
-            let page = source
-                .read(partition, from, 7)
-                .await
-                .expect("read after restart");
-            if page.entries.is_empty() {
-                break;
-            }
-            read.extend(
-                page.entries
-                    .into_iter()
-                    .map(|e| String::from_utf8(e.payload).expect("text")),
-            );
-            from = page.next;
-        }
         let expected: Vec<String> = (0..40u32)
             .filter(|i| i % 2 == partition)
             .map(|i| {
@@ -74,7 +57,8 @@ async fn the_source_goes_on_after_the_broker_is_killed_and_restarted() {
             })
             .collect();
         assert_eq!(
-            read, expected,
+            read_all(&source, partition).await,
+            expected,
             "partition {partition}: every acknowledged record, in order"
         );
     }
@@ -103,4 +87,25 @@ async fn the_source_goes_on_after_the_broker_is_killed_and_restarted() {
         "the wait across the restart: {woken:?}"
     );
     assert_eq!(offset, next);
+}
+
+/// Every payload of `partition`, in pages of 7.
+async fn read_all(source: &KafkaSource, partition: u32) -> Vec<String> {
+    let mut read = Vec::new();
+    let mut from = 0;
+    loop {
+        let page = source
+            .read(partition, from, 7)
+            .await
+            .expect("read after restart");
+        if page.entries.is_empty() {
+            return read;
+        }
+        read.extend(
+            page.entries
+                .into_iter()
+                .map(|e| String::from_utf8(e.payload).expect("text")),
+        );
+        from = page.next;
+    }
 }
