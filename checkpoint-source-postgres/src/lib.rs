@@ -137,8 +137,23 @@
 //! [`with_partition_column`](PostgresSource::with_partition_column)) in `0..partitions`,
 //! chosen by the writer: for example a stable hash of the stream id modulo the partition
 //! count, computed by the application. The count is stored beside the table in
-//! `{table}_source`; a source with another count is refused (a new count moves streams between
-//! partitions, so it needs a new table and new subscriptions).
+//! `{table}_source`; a source with more partitions than stored is refused, one with fewer
+//! takes the stored count.
+//!
+//! ## Partitions that grow
+//!
+//! The count is a configuration the writers may raise: an entry belongs to the partition
+//! number it was written with, whatever the count, so raising it moves nothing.
+//! [`grow_to`](PostgresSource::grow_to) raises it (one `UPDATE ... WHERE partitions < n`,
+//! never lowering it); a new partition is read from its start.
+//! [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) reads it
+//! (one `SELECT`, plus the transaction-id check of the setup when it grew) and raises the
+//! source's count; a subscription calls it every discovery interval and leases the new
+//! partitions without a restart. A count lowered by hand is `Setup`, and the source keeps the
+//! count it knew. Waiters on a new partition are woken by its notifications like any other's.
+//! What growing does not do: move a stream whose writer computes `hash mod count` (its later
+//! entries go to another partition; each entry stays where it was written, but the order of
+//! one stream across the two partitions is the writer's concern).
 //!
 //! # Schema
 //!
@@ -280,6 +295,7 @@
 
 mod append;
 mod error;
+mod growth;
 mod layout;
 mod listener;
 pub mod position;

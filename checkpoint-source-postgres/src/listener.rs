@@ -11,7 +11,8 @@
 //! table again by reading: a commit sent while the connection was down is found that way.
 //! While it is down, waiters poll at the source's interval.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use checkpoint_core::backoff::{Backoff, Jitter};
@@ -39,20 +40,30 @@ fn reconnect_backoff() -> Backoff {
 /// The counters the task bumps, and whether it is listening now.
 #[derive(Debug)]
 struct Signals {
-    partitions: Vec<watch::Sender<u64>>,
+    /// One counter per partition a waiter subscribed to, made at its first subscription: the
+    /// partitions may grow while the source runs. A notification of a partition nobody waits
+    /// on bumps nothing.
+    partitions: Mutex<BTreeMap<u32, watch::Sender<u64>>>,
     listening: watch::Sender<bool>,
 }
 
 impl Signals {
-    fn bump(&self, partition: usize) {
-        if let Some(sender) = self.partitions.get(partition) {
+    fn partitions(&self) -> MutexGuard<'_, BTreeMap<u32, watch::Sender<u64>>> {
+        // Every change is one insert or one counter bump: a poisoned lock holds valid counters.
+        self.partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bump(&self, partition: u32) {
+        if let Some(sender) = self.partitions().get(&partition) {
             sender.send_modify(|count| *count = count.wrapping_add(1));
         }
     }
 
     fn bump_all(&self) {
-        for partition in 0..self.partitions.len() {
-            self.bump(partition);
+        for sender in self.partitions().values() {
+            sender.send_modify(|count| *count = count.wrapping_add(1));
         }
     }
 }
@@ -74,14 +85,9 @@ impl Wakeups {
     /// Starts the task on its own connection (the pool's options with its own application
     /// name, outside the pool, so it never holds one of the application's connections) and
     /// waits until its first attempt to listen has succeeded or failed, at most `first`.
-    pub(crate) async fn start(
-        pool: &PgPool,
-        channel: String,
-        partitions: u32,
-        first: Duration,
-    ) -> Self {
+    pub(crate) async fn start(pool: &PgPool, channel: String, first: Duration) -> Self {
         let signals = Arc::new(Signals {
-            partitions: (0..partitions).map(|_| watch::channel(0).0).collect(),
+            partitions: Mutex::new(BTreeMap::new()),
             listening: watch::channel(false).0,
         });
         let options = (*pool.connect_options())
@@ -94,12 +100,17 @@ impl Wakeups {
         Self { signals, task }
     }
 
-    /// A receiver of `partition`'s counter, with its current value seen.
-    pub(crate) fn subscribe(&self, partition: u32) -> Option<watch::Receiver<u64>> {
-        let sender = self.signals.partitions.get(partition as usize)?;
-        let mut receiver = sender.subscribe();
+    /// A receiver of `partition`'s counter (made now if it is the first), with its current
+    /// value seen. The caller checked the partition against the source's count.
+    pub(crate) fn subscribe(&self, partition: u32) -> watch::Receiver<u64> {
+        let mut receiver = self
+            .signals
+            .partitions()
+            .entry(partition)
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe();
         receiver.borrow_and_update();
-        Some(receiver)
+        receiver
     }
 
     /// Whether the task is listening now (else waiters poll).
@@ -155,7 +166,7 @@ async fn listen(
 async fn receive(listener: &mut PgListener, signals: &Signals) {
     loop {
         match listener.try_recv().await {
-            Ok(Some(notification)) => match notification.payload().parse::<usize>() {
+            Ok(Some(notification)) => match notification.payload().parse::<u32>() {
                 Ok(partition) => signals.bump(partition),
                 Err(_) => signals.bump_all(),
             },

@@ -14,6 +14,8 @@ use crate::position::{MAX_ENTRIES_PER_TRANSACTION, TOO_MANY_ENTRIES_SQLSTATE};
 pub(crate) struct Verified {
     /// Whether the table has the trigger that notifies readers (else they poll).
     pub(crate) notifies: bool,
+    /// The partition count stored: the source's, or more when the log grew.
+    pub(crate) partitions: u32,
 }
 
 /// The statements that create the table, its index, the partition count's table, the
@@ -195,31 +197,16 @@ pub(crate) async fn verify(
              PostgresSource::migrate (it creates only what is missing) or the crate doc's SQL"
         )));
     }
-    let statement = AssertSqlSafe(format!(
-        "SELECT partitions FROM {}",
-        layout.beside(META_SUFFIX)
-    ));
-    let stored: Vec<i32> = sqlx::query_scalar(statement)
-        .fetch_all(pool)
-        .await
-        .map_err(fail)?;
-    match stored.as_slice() {
-        [stored] if i64::from(*stored) == i64::from(partitions) => {}
-        [stored] => {
-            return Err(setup(format!(
-                "table {name} was set up with {stored} partitions and this source has \
-                 {partitions}: create the source with {stored} partitions (a new count moves \
-                 entries between partitions, so it needs a new table and new subscriptions)"
-            )));
-        }
-        _ => {
-            return Err(setup(format!(
-                "table {name}{META_SUFFIX} holds no partition count: insert one (INSERT INTO \
-                 {name}{META_SUFFIX} (partitions) VALUES ({partitions})) or run migrate"
-            )));
-        }
+    let stored = stored_partitions(pool, layout, partitions, "verify").await?;
+    if stored < partitions {
+        return Err(setup(format!(
+            "table {name} has {stored} partitions (in {name}{META_SUFFIX}) and this source has \
+             {partitions}: create the source with {stored} partitions, or grow the log to \
+             {partitions} first with PostgresSource::grow_to (a count only grows: entries stay \
+             in the partition number they were written to)"
+        )));
     }
-    verify_transaction_ids(pool, layout, partitions).await?;
+    verify_transaction_ids(pool, layout, stored).await?;
     if !limits {
         // Reads still never skip: they stop with a setup error at such a transaction.
         tracing::warn!(
@@ -237,12 +224,47 @@ pub(crate) async fn verify(
             layout.table
         );
     }
-    Ok(Verified { notifies })
+    Ok(Verified {
+        notifies,
+        partitions: stored,
+    })
+}
+
+/// The partition count stored in `{table}_source` (one row); `partitions` only names the
+/// count to insert when the row is missing.
+pub(crate) async fn stored_partitions(
+    pool: &PgPool,
+    layout: &Layout,
+    partitions: u32,
+    operation: &'static str,
+) -> Result<u32, SourceError> {
+    let name = layout.display();
+    let statement = AssertSqlSafe(format!(
+        "SELECT partitions FROM {}",
+        layout.beside(META_SUFFIX)
+    ));
+    let stored: Vec<i32> = sqlx::query_scalar(statement)
+        .fetch_all(pool)
+        .await
+        .map_err(|error| backend(operation, error))?;
+    match stored.as_slice() {
+        // The CHECK (partitions > 0) keeps it positive.
+        [stored] => u32::try_from(*stored).map_err(|_| {
+            setup(format!(
+                "table {name}{META_SUFFIX} holds {stored} as the partition count: write the \
+                 count the log has there"
+            ))
+        }),
+        _ => Err(setup(format!(
+            "table {name}{META_SUFFIX} holds no partition count: insert one (INSERT INTO \
+             {name}{META_SUFFIX} (partitions) VALUES ({partitions})) or run migrate"
+        ))),
+    }
 }
 
 /// Refuses a table holding a transaction id this server has not handed out yet: rows restored
 /// from another cluster, which entries written from now on would sort before.
-async fn verify_transaction_ids(
+pub(crate) async fn verify_transaction_ids(
     pool: &PgPool,
     layout: &Layout,
     partitions: u32,

@@ -1,6 +1,7 @@
 //! [`PostgresSource`]: its construction, options and the [`Source`] operations.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -45,7 +46,9 @@ fn horizon_backoff() -> Backoff {
 #[derive(Debug, Clone)]
 pub struct PostgresSource {
     pool: PgPool,
-    partitions: u32,
+    /// The partition count as last known: the count given, raised to the stored one by the
+    /// setup check, `discover_partitions` and `grow_to`; shared by clones, never lowered.
+    partitions: Arc<AtomicU32>,
     layout: Layout,
     statements: Statements,
     timeout: Option<Duration>,
@@ -73,7 +76,7 @@ impl PostgresSource {
         let layout = Layout::default();
         Self {
             pool,
-            partitions,
+            partitions: Arc::new(AtomicU32::new(partitions)),
             statements: Statements::for_layout(&layout),
             layout,
             timeout: Some(DEFAULT_TIMEOUT),
@@ -162,9 +165,10 @@ impl PostgresSource {
         let verified = within(
             "migrate",
             self.timeout,
-            schema::migrate(&self.pool, &self.layout, self.partitions),
+            schema::migrate(&self.pool, &self.layout, self.count()),
         )
         .await?;
+        self.raise_count(verified.partitions);
         let _ = self.verified.set(verified);
         Ok(())
     }
@@ -191,16 +195,33 @@ impl PostgresSource {
     }
 
     pub(crate) async fn ready(&self) -> Result<Verified, SourceError> {
-        self.verified
+        let verified = self
+            .verified
             .get_or_try_init(|| {
                 within(
                     "verify",
                     self.timeout,
-                    schema::verify(&self.pool, &self.layout, self.partitions),
+                    schema::verify(&self.pool, &self.layout, self.count()),
                 )
             })
             .await
-            .copied()
+            .copied()?;
+        self.raise_count(verified.partitions);
+        Ok(verified)
+    }
+
+    /// The partition count as last known.
+    pub(crate) fn count(&self) -> u32 {
+        self.partitions.load(Ordering::Acquire)
+    }
+
+    /// Raises the partition count known to `count` (never lowers it).
+    pub(crate) fn raise_count(&self, count: u32) {
+        self.partitions.fetch_max(count, Ordering::AcqRel);
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     pub(crate) fn statements(&self) -> &Statements {
@@ -335,7 +356,6 @@ impl PostgresSource {
                 Wakeups::start(
                     &self.pool,
                     self.layout.channel(),
-                    self.partitions,
                     self.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 )
             })
@@ -371,23 +391,26 @@ fn micros_to_time(micros: i64) -> Option<SystemTime> {
 #[async_trait]
 impl Source for PostgresSource {
     fn partitions(&self) -> u32 {
-        self.partitions
+        self.count()
+    }
+
+    /// One read of `{table}_source`'s count (see [`PostgresSource::grow_to`]).
+    async fn discover_partitions(&self) -> Result<u32, SourceError> {
+        self.refresh_partitions().await
     }
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
-        SourceError::check_read(partition, self.partitions, from, max)?;
+        SourceError::check_read(partition, self.count(), from, max)?;
         self.ready().await?;
         within("read", self.timeout, self.fetch_page(partition, from, max)).await
     }
 
     async fn wait(&self, partition: u32, from: u64) -> Result<(), SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_partition(partition, self.count())?;
         SourceError::check_from(from)?;
         let verified = self.ready().await?;
         let wakeups = self.wakeups().await;
-        let Some(mut woken) = wakeups.subscribe(partition) else {
-            return Ok(());
-        };
+        let mut woken = wakeups.subscribe(partition);
         let horizon_backoff = horizon_backoff();
         let mut horizon_pauses = 0;
         loop {
@@ -416,7 +439,7 @@ impl Source for PostgresSource {
     }
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
-        SourceError::check_partition(partition, self.partitions)?;
+        SourceError::check_partition(partition, self.count())?;
         self.ready().await?;
         let request = async {
             let row: Option<(i64, i64)> = sqlx::query_as(sql(&self.statements.head))

@@ -148,25 +148,25 @@ async fn a_tx_column_without_the_writer_s_id_as_default_is_refused() {
 }
 
 #[tokio::test]
-async fn another_partition_count_than_the_stored_one_is_refused() {
+async fn a_partition_count_above_the_stored_one_is_refused() {
     let _shared = crate::support::shared().await;
     let pool = pool(2).await;
     let table = unique_table("count");
-    let eight = PostgresSource::new(pool.clone(), 8)
+    let four = PostgresSource::new(pool.clone(), 4)
         .with_table(&table)
         .unwrap();
-    eight.migrate().await.unwrap();
-    eight.append(7, None, b"x").await.unwrap();
-    let four = PostgresSource::new(pool, 4).with_table(&table).unwrap();
-    let message = setup_message(four.read(0, 0, 10).await.unwrap_err());
+    four.migrate().await.unwrap();
+    four.append(3, None, b"x").await.unwrap();
+    let eight = PostgresSource::new(pool, 8).with_table(&table).unwrap();
+    let message = setup_message(eight.read(0, 0, 10).await.unwrap_err());
     assert!(
-        message.contains("8 partitions") && message.contains("4"),
+        message.contains("4 partitions") && message.contains("grow_to"),
         "{message}"
     );
-    let message = setup_message(four.migrate().await.unwrap_err());
-    assert!(message.contains("8 partitions"), "{message}");
+    let message = setup_message(eight.migrate().await.unwrap_err());
+    assert!(message.contains("4 partitions"), "{message}");
     // The right count still reads.
-    assert_eq!(settle(&eight, 7, 1).await.len(), 1);
+    assert_eq!(settle(&four, 3, 1).await.len(), 1);
 }
 
 #[tokio::test]

@@ -12,12 +12,13 @@ use checkpoint_core::source::SourceError;
 use checkpoint_source_postgres::PostgresSource;
 use sqlx::{Postgres, Transaction};
 
-use crate::support::{shared, source};
+use crate::support::{named_source, shared};
 
 /// A fresh table of 4 partitions and its source, holding the server shared (not while the
 /// stress test runs) for the case.
 pub struct PostgresLog {
     source: PostgresSource,
+    table: String,
     _shared: tokio::sync::RwLockReadGuard<'static, ()>,
 }
 
@@ -27,6 +28,20 @@ impl SourceLog for PostgresLog {
 
     fn source(&self) -> &PostgresSource {
         &self.source
+    }
+
+    fn grows(&self) -> bool {
+        true
+    }
+
+    /// Through a source of its own on the same table, as another process would: the source
+    /// under test must find the new count itself.
+    async fn grow(&self, partitions: u32) -> Result<(), SourceError> {
+        PostgresSource::new(self.source.pool().clone(), 1)
+            .with_table(&self.table)?
+            .grow_to(partitions)
+            .await
+            .map(drop)
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
@@ -93,8 +108,10 @@ impl LogTransaction for Writes<'_> {
 
 async fn postgres_log() -> PostgresLog {
     let shared = shared().await;
+    let (source, table) = named_source("kit", 4).await;
     PostgresLog {
-        source: source("kit", 4).await,
+        source,
+        table,
         _shared: shared,
     }
 }

@@ -2,6 +2,7 @@
 //! how it is found). One test binary for the crate keeps link time down.
 
 mod bad_input;
+mod growth;
 mod kit;
 mod limit;
 mod reads;
