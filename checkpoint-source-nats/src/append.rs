@@ -21,10 +21,6 @@ impl NatsSource {
         key: Option<&str>,
         payload: impl Into<Vec<u8>>,
     ) -> Result<u64, SourceError> {
-        if partition >= self.partitions_now() {
-            // Another process may have grown the stream: look before refusing.
-            self.refresh_partitions().await?;
-        }
         SourceError::check_partition(partition, self.partitions_now())?;
         if let Some(key) = key.filter(|key| key.chars().any(char::is_control)) {
             // A header value ends at a line break: a key with one would forge headers.

@@ -15,8 +15,9 @@ impl SqliteSource {
     /// the partition number it was appended to, whatever the count); a new partition starts
     /// empty, its positions from 1. Readers in other processes find the new count at their
     /// next [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) (a
-    /// subscription asks every discovery interval); this source and its clones know it at
-    /// once. A count at or below the stored one changes nothing: a count never decreases.
+    /// subscription asks every discovery interval; a writer must too before appending to a
+    /// new partition, which is refused before any I/O until then); this source and its
+    /// clones know it at once. A count at or below the stored one changes nothing: a count never decreases.
     ///
     /// A writer that routes keys to partitions by `hash(key) mod count` sends a key's later
     /// entries to another partition once the count grew: each entry stays where it is, but

@@ -119,8 +119,8 @@
 //! [`discover_partitions`](checkpoint_core::source::Source::discover_partitions) reads the
 //! count (one `SELECT` of the meta table) and raises the source's; a subscription calls it
 //! every discovery interval and leases the new partitions without a restart. An append to a
-//! partition beyond the count known looks the count up before refusing, so a writer of
-//! another process may append as soon as the log grew. A source opened with fewer
+//! partition beyond the count known is refused before any I/O, as any bad input: a writer of
+//! another process calls `discover_partitions` once the log grew. A source opened with fewer
 //! partitions than the log has takes the stored count at its first call.
 //!
 //! # Errors

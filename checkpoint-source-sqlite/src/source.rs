@@ -219,6 +219,8 @@ impl SqliteSource {
         key: Option<&str>,
         payload: &[u8],
     ) -> Result<u64, SourceError> {
+        SourceError::check_partition(partition, self.count())?;
+        self.ensure_setup().await?;
         let table = self.table();
         let mut tx = self
             .pool
@@ -249,10 +251,6 @@ impl SqliteSource {
         key: Option<&str>,
         payload: &[u8],
     ) -> Result<u64, SourceError> {
-        if partition >= self.count() {
-            // Another process may have grown the log: look before refusing.
-            self.refresh_partitions().await?;
-        }
         SourceError::check_partition(partition, self.count())?;
         self.ensure_setup().await?;
         let position: i64 = sqlx::query_scalar::<Sqlite, i64>(sql(&self.statements.append))
