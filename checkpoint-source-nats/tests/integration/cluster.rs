@@ -184,6 +184,9 @@ struct Appended {
     /// Payloads whose append failed: stored or not, nobody knows.
     uncertain: HashSet<Vec<u8>>,
     attempts: u64,
+    last_ack: Option<Instant>,
+    /// The longest time without an acknowledgement: how long appends were unavailable.
+    longest_gap: Duration,
 }
 
 /// Writers appending through the source to random partitions until `stop`.
@@ -209,6 +212,10 @@ fn start_writers(
                         match result {
                             Ok(position) => {
                                 appended.acked.insert(position, (partition, payload));
+                                let now = Instant::now();
+                                if let Some(last) = appended.last_ack.replace(now) {
+                                    appended.longest_gap = appended.longest_gap.max(now - last);
+                                }
                                 false
                             }
                             Err(_) => appended.uncertain.insert(payload),
@@ -343,17 +350,26 @@ struct Disruption {
     leader_while_down: String,
     leader_after: String,
     down: Duration,
+    /// Appends acknowledged between the kill and the restart: by the two servers left.
+    acked_while_down: usize,
 }
 
 /// Lets the run go on for a second, SIGKILLs the stream's leader, waits until the other two
 /// elect a new one and the writers went on with it for a second, starts the killed server
 /// again and waits until it has caught up (every replica current).
-async fn disrupt(context: &jetstream::Context, name: &str, servers: &Servers) -> Disruption {
+async fn disrupt(
+    context: &jetstream::Context,
+    name: &str,
+    servers: &Servers,
+    appended: &Mutex<Appended>,
+) -> Disruption {
+    let acked = || appended.lock().unwrap().acked.len();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (leader_before, _) = replication(context, name).await.expect("a stream leader");
     let n = servers.number(&leader_before);
     let mut start_again = StartAgain(Some(n));
     let pid = kill(n).await;
+    let acked_at_kill = acked();
     let killed_at = Instant::now();
     let leader_while_down = loop {
         match replication(context, name).await {
@@ -368,6 +384,7 @@ async fn disrupt(context: &jetstream::Context, name: &str, servers: &Servers) ->
         }
     };
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let acked_while_down = acked() - acked_at_kill;
     script(&["start", &n.to_string()]);
     let down = killed_at.elapsed();
     start_again.0 = None;
@@ -380,6 +397,7 @@ async fn disrupt(context: &jetstream::Context, name: &str, servers: &Servers) ->
         leader_while_down,
         leader_after,
         down,
+        acked_while_down,
     }
 }
 
@@ -417,6 +435,7 @@ struct Counts {
     stored: usize,
     handled: usize,
     duplicates: usize,
+    longest_gap: Duration,
 }
 
 /// The checks: nothing acknowledged lost by the cluster, nothing stored but what writers
@@ -490,6 +509,7 @@ fn verify(
         stored: stored.len(),
         handled: handled.len(),
         duplicates: duplicated.len(),
+        longest_gap: appended.longest_gap,
     }
 }
 
@@ -499,7 +519,10 @@ async fn a_killed_leader_loses_skips_and_duplicates_no_acknowledged_entry() {
     let urls = cluster_urls();
     let servers = Servers::discover(&urls).await;
     let addrs = checkpoint_source_nats::server_addrs(&urls).expect("NATS_CLUSTER_URLS parses");
-    let context = jetstream::new(async_nats::connect(addrs).await.expect("the cluster"));
+    let mut context = jetstream::new(async_nats::connect(addrs).await.expect("the cluster"));
+    // Short, so that a question the dead server was to answer is given up soon and the new
+    // leader is seen when it is elected (the default is 5 s).
+    context.set_timeout(Duration::from_secs(1));
     let name = unique_stream("cluster");
     let config = NatsSourceConfig::new(name.clone(), PARTITIONS)
         .unwrap()
@@ -517,7 +540,11 @@ async fn a_killed_leader_loses_skips_and_duplicates_no_acknowledged_entry() {
     );
     let (appended, stop) = (Arc::default(), Arc::new(AtomicBool::new(false)));
     let writers = start_writers(&appender, &appended, &stop);
-    let disruption = disrupt(&context, &name, &servers).await;
+    let disruption = disrupt(&context, &name, &servers, &appended).await;
+    assert!(
+        disruption.acked_while_down > 0,
+        "the two servers left acknowledged no append while the third was down"
+    );
     stop.store(true, Ordering::SeqCst);
     for writer in writers {
         writer.await.expect("a writer");
@@ -549,6 +576,7 @@ async fn a_killed_leader_loses_skips_and_duplicates_no_acknowledged_entry() {
         .expect("the stream deleted");
 }
 
+/// The run's counts on one line, for the report.
 fn print_run(
     counts: &Counts,
     disruption: &Disruption,
@@ -559,16 +587,19 @@ fn print_run(
     let (killed, n, pid) = &disruption.killed;
     println!(
         "cluster run: {} appends tried, {} acknowledged, {} failed (stored or not), {} stored, \
-         {} handler runs, {} duplicates, leases moved on partitions {moved:?}, \
+         {} handler runs, {} duplicates, {:?} at most without an acknowledgement, leases moved on partitions {moved:?}, \
          {source_errors} source errors seen by the fleet; killed {killed} (server {n}, pid {pid}), \
-         down {:?}; stream leader before {}, while down {}, after {}; {elapsed:?} in all",
+         down {:?} ({} appends acknowledged meanwhile); stream leader before {}, while down {}, \
+         after {}; {elapsed:?} in all",
         counts.attempts,
         counts.acknowledged,
         counts.failed_appends,
         counts.stored,
         counts.handled,
         counts.duplicates,
+        counts.longest_gap,
         disruption.down,
+        disruption.acked_while_down,
         disruption.leader_before,
         disruption.leader_while_down,
         disruption.leader_after,
