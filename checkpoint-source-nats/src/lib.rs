@@ -129,7 +129,7 @@
 //! majority of the replicas stored it, and a new leader goes on from what that majority holds:
 //! so an acknowledged entry survives the loss of one server of three, and the argument above
 //! holds for a replicated stream. While the stream has no leader (a few seconds after its
-//! leader died: appends went unacknowledged for at most 4-5 s in the test below, on NATS 2.9),
+//! leader died: appends went unacknowledged for 4 to 7 s in the test below, on NATS 2.9),
 //! reads, waits and appends fail with retryable errors or time out; a subscription retries
 //! them.
 //!
