@@ -201,6 +201,20 @@ fn take_records(
     Ok(false)
 }
 
+/// One past the last whole batch of `fetched` below its stable end: what a walk of it can
+/// reach. `None` when it holds no such batch.
+pub(crate) fn whole_end(fetched: &Fetched) -> Option<u64> {
+    let mut rest = fetched.records.clone();
+    let mut end = None;
+    while let Ok(Some((header, _))) = split_batch(&mut rest) {
+        if header.last_offset >= fetched.stable_end {
+            break;
+        }
+        end = u64::try_from(header.last_offset + 1).ok().max(end);
+    }
+    end
+}
+
 /// The offset of the first whole batch of `fetched`, if any.
 pub(crate) fn first_base(fetched: &Fetched) -> Option<i64> {
     let mut rest = fetched.records.clone();

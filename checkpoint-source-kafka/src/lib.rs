@@ -134,6 +134,7 @@
 )]
 
 mod batches;
+mod cache;
 mod cluster;
 mod config;
 mod connection;

@@ -9,6 +9,7 @@ use checkpoint_core::source::{Page, Source, SourceError};
 use tokio::time::Instant;
 
 use crate::batches;
+use crate::cache::Cache;
 use crate::cluster::{Cluster, Topic};
 use crate::config::KafkaSourceConfig;
 use crate::error::setup;
@@ -29,6 +30,7 @@ pub struct KafkaSource {
     pub(crate) cluster: Cluster,
     pub(crate) config: KafkaSourceConfig,
     partitions: AtomicU32,
+    cache: Cache,
 }
 
 impl fmt::Debug for KafkaSource {
@@ -53,6 +55,7 @@ impl KafkaSource {
             cluster,
             config,
             partitions: AtomicU32::new(partitions),
+            cache: Cache::default(),
         })
     }
 
@@ -170,12 +173,22 @@ impl Source for KafkaSource {
 
     async fn read(&self, partition: u32, from: u64, max: usize) -> Result<Page, SourceError> {
         SourceError::check_read(partition, self.partitions(), from, max)?;
-        match self.fetch_covering(partition, from).await? {
-            Fetch::OutOfRange => self.outside(partition, from).await,
-            Fetch::Found(fetched) => {
-                batches::page(fetched, from, max).map_err(|error| error.into_source("read"))
-            }
+        let (fetched_from, fetched) = match self.cache.covering(partition, from) {
+            Some(kept) => (None, kept),
+            None => match self.fetch_covering(partition, from).await? {
+                Fetch::OutOfRange => return self.outside(partition, from).await,
+                Fetch::Found(fetched) => (Some(from), fetched),
+            },
+        };
+        let page =
+            batches::page(fetched.clone(), from, max).map_err(|error| error.into_source("read"))?;
+        if let Some(fetched_from) = fetched_from {
+            self.cache.keep(partition, fetched_from, fetched, page.next);
+        } else if page.entries.len() < max {
+            // Read to its end: the next read fetches.
+            self.cache.keep(partition, from, fetched, u64::MAX);
         }
+        Ok(page)
     }
 
     /// Asks the cluster how many partitions the topic has now (one metadata request) and

@@ -204,3 +204,38 @@ fn records_of_one_call_are_one_batch() {
     let length = i32::from_be_bytes([out[8], out[9], out[10], out[11]]);
     assert_eq!(usize::try_from(length).expect("a length") + 12, out.len());
 }
+
+#[test]
+fn the_whole_end_is_past_the_last_whole_stable_batch() {
+    let mut out = BytesMut::new();
+    batch(&mut out, Writer::Plain, &[0, 1]);
+    batch(&mut out, Writer::Plain, &[2]);
+    batch(&mut out, Writer::Plain, &[3]);
+    assert_eq!(super::whole_end(&fetched(out.clone(), &[], 4)), Some(4));
+    assert_eq!(super::whole_end(&fetched(out.clone(), &[], 3)), Some(3));
+    out.truncate(out.len() - 3);
+    assert_eq!(super::whole_end(&fetched(out, &[], 4)), Some(3));
+    assert_eq!(super::whole_end(&fetched(BytesMut::new(), &[], 4)), None);
+}
+
+#[test]
+fn a_kept_fetch_serves_the_reads_inside_it_until_one_reads_it_to_its_end() {
+    let cache = crate::cache::Cache::default();
+    let mut out = BytesMut::new();
+    batch(&mut out, Writer::Plain, &[10, 11, 12, 13]);
+    let records = fetched(out, &[], 14);
+    cache.keep(0, 10, records.clone(), 12);
+    assert!(
+        cache.covering(0, 9).is_none(),
+        "below where it was fetched from"
+    );
+    assert!(cache.covering(1, 12).is_none(), "another partition");
+    let kept = cache.covering(0, 12).expect("kept");
+    assert_eq!(positions(kept, 12, 10), (vec![12, 13], 14));
+    assert!(cache.covering(0, 14).is_none(), "past its end");
+    cache.keep(0, 10, records, 14);
+    assert!(
+        cache.covering(0, 12).is_none(),
+        "read to its end: forgotten"
+    );
+}
