@@ -6,8 +6,8 @@ use std::ops::RangeInclusive;
 
 use checkpoint_core::source::SourceError;
 use kafka_protocol::ResponseError;
-use kafka_protocol::messages::{CreateTopicsRequest, DeleteTopicsRequest};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::{CreateTopicsRequest, DeleteTopicsRequest};
 
 use crate::cluster::Cluster;
 use crate::config::KafkaSourceConfig;

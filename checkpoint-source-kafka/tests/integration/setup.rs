@@ -86,8 +86,14 @@ async fn a_broker_that_does_not_answer_is_a_retryable_error_within_the_timeout()
 async fn a_deleted_topic_is_gone_with_its_records_and_starts_again_at_zero() {
     let source = create(config("deleted", 2)).await;
     let config = source.config().clone();
-    let first = source.append(1, None, b"old".to_vec()).await.expect("appended");
-    let second = source.append(1, None, b"old".to_vec()).await.expect("appended");
+    let first = source
+        .append(1, None, b"old".to_vec())
+        .await
+        .expect("appended");
+    let second = source
+        .append(1, None, b"old".to_vec())
+        .await
+        .expect("appended");
     assert_eq!((first, second), (0, 1));
 
     assert!(KafkaSource::delete_topic(&config).await.expect("deleted"));
@@ -101,10 +107,19 @@ async fn a_deleted_topic_is_gone_with_its_records_and_starts_again_at_zero() {
     // Created again under the same name: empty, offsets from 0 (the crate doc's warning).
     let again = create(config.clone()).await;
     assert_eq!(again.head(1).await.expect("head"), None);
-    assert_eq!(again.append(1, None, b"new".to_vec()).await.expect("appended"), 0);
+    assert_eq!(
+        again
+            .append(1, None, b"new".to_vec())
+            .await
+            .expect("appended"),
+        0
+    );
     let page = again.read(1, 0, 10).await.expect("read");
     assert_eq!(
-        page.entries.iter().map(|e| e.payload.clone()).collect::<Vec<_>>(),
+        page.entries
+            .iter()
+            .map(|e| e.payload.clone())
+            .collect::<Vec<_>>(),
         [b"new".to_vec()]
     );
     assert!(KafkaSource::delete_topic(&config).await.expect("deleted"));
