@@ -4,10 +4,11 @@
 #   bash scripts/test.sh
 #
 # It starts what the tests need (the machine's PostgreSQL, MariaDB, Redis and NATS if they are
-# down, a local Redis Cluster, two local DynamoDB-compatible servers: moto and dynalite), points
+# down, a local Redis Cluster, two local DynamoDB-compatible servers: moto and dynalite, a
+# Kafka-protocol broker: tansu, built from crates.io the first time), points
 # the tests at them through environment variables, runs formatting and lint checks, every test
 # of the workspace, the docs and packages of every library crate, every example and a short
-# benchmark run, and stops the Redis Cluster, moto and dynalite again. `.ci/run` calls exactly
+# benchmark run, and stops the servers it started again. `.ci/run` calls exactly
 # this.
 set -euo pipefail
 
@@ -15,6 +16,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 log() { printf '\n== %s\n' "$*" >&2; }
+
+# The Kafka-protocol broker (tansu, scripts/services/kafka.sh) is built from crates.io when it is
+# missing: minutes on 2 cores (docs/kafka-broker.md). The build starts here, in the background,
+# so that it overlaps the lints' build of the workspace; the Kafka part below waits for it. (A
+# run that stops before that leaves it to finish; a second install waits for it on its lock.)
+mkdir -p .local/kafka
+bash scripts/services/kafka.sh install >.local/kafka/install.out 2>&1 &
+kafka_install_pid=$!
 
 log "PostgreSQL, MariaDB, Redis and NATS"
 bash scripts/services/machine.sh up
@@ -29,6 +38,7 @@ stop_services() {
   bash scripts/services/nats-cluster.sh down || true
   bash scripts/services/dynamodb.sh down || true
   bash scripts/services/dynalite.sh down || true
+  bash scripts/services/kafka.sh down || true
 }
 trap stop_services EXIT
 cluster_exports=$(bash scripts/services/redis-cluster.sh up)
@@ -65,7 +75,17 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy -p checkpoint-examples --all-features --all-targets --locked -- -D warnings
 cargo clippy -p checkpoint-bench --features crash --all-targets --locked -- -D warnings
 
-log "Tests (DATABASE_URL, MYSQL_URL, REDIS_URL, NATS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT set; $CHECKPOINT_HISTORIES histories per backend)"
+log "Kafka broker (tansu on 127.0.0.1:9092; its install started with this run)"
+if ! wait "$kafka_install_pid"; then
+  echo "installing the Kafka broker (tansu) failed; scripts/services/kafka.sh install said:" >&2
+  cat .local/kafka/install.out >&2
+  exit 1
+fi
+kafka_exports=$(bash scripts/services/kafka.sh up)
+eval "$kafka_exports"
+: "${KAFKA_URL:?the Kafka script did not say where the broker is}"
+
+log "Tests (DATABASE_URL, MYSQL_URL, REDIS_URL, NATS_URL, REDIS_CLUSTER_URLS, DYNAMODB_ENDPOINT, DYNALITE_ENDPOINT, KAFKA_URL set; $CHECKPOINT_HISTORIES histories per backend)"
 # The checkpoint command's tests (checkpoint-store-cli, tests/cli) run the built binary against
 # the same servers, through the same variables (DYNAMODB_ENDPOINT reaches it as
 # AWS_ENDPOINT_URL_DYNAMODB); SQLite in a temporary directory.
