@@ -31,7 +31,10 @@
 # start): tansu's memory engine loses records (a Fetch from an offset inside a stored batch
 # starts at the next batch) and answers ListOffsets(latest) with the last batch's base offset
 # + 1; its SQLite engine serves both right (docs/kafka-broker.md, with what each engine gets
-# wrong). KAFKA_STORAGE=memory starts `up`'s broker in memory instead.
+# wrong). KAFKA_STORAGE=memory starts `up`'s broker in memory instead. On the shared broker,
+# mind two faults of the SQLite engine: DeleteTopics deletes every topic, and a Fetch of a topic
+# or partition that does not exist stops its storage for good (the process keeps listening and
+# closes every connection; `up` run again restarts such a broker, with a new, empty file).
 # Its `postgres` engine is left out: tansu creates no PostgreSQL schema of its own (it expects
 # the tables of a SQL file that its repository ships and its crates do not).
 #
