@@ -169,6 +169,8 @@ def decode_batches(data):
         br.i32()
         count = br.i32()
         records = []
+        if attributes & 0x07:
+            count = 0  # compressed records: not decoded here
         for _ in range(count):
             br.varint()
             br.i8()
@@ -187,6 +189,7 @@ def decode_batches(data):
                     br.take(hv)
             records.append((base_offset + delta, k, v))
         out.append(dict(base_offset=base_offset, magic=magic, attributes=attributes,
+                        compression=attributes & 0x07,
                         transactional=bool(attributes & 0x10), control=bool(attributes & 0x20),
                         last_offset=base_offset + last_delta, producer_id=pid,
                         producer_epoch=epoch, records=records))
