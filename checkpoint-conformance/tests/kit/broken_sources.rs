@@ -136,7 +136,7 @@ impl Source for BrokenSource {
     async fn discover_partitions(&self) -> Result<u32, SourceError> {
         let looks = self.looks.fetch_add(1, Ordering::SeqCst) + 1;
         let found = match self.flaw {
-            SourceFlaw::CountDrops if looks % 2 == 0 => self.opened_with,
+            SourceFlaw::CountDrops if looks.is_multiple_of(2) => self.opened_with,
             _ => self.log.partitions(),
         };
         self.found.store(found, Ordering::SeqCst);
