@@ -18,6 +18,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+// The Kafka exactly-once cases: beside this file, by path (`tests/*.rs` is a binary each).
+#[cfg(feature = "source-kafka")]
+#[path = "processes/kafka_exactly_once.rs"]
+mod kafka_exactly_once;
+
 /// The checkpoint write delay of the slow cases: about three times a renew interval, as in
 /// issue 29 (where every live worker lost its leases).
 const SLOW_WRITES_MS: u64 = 700;
