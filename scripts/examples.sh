@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every example, each against the store it is written for; fails if any fails.
 # Expects the servers of scripts/test.sh (DATABASE_URL, MYSQL_URL, REDIS_URL, DYNAMODB_ENDPOINT,
-# NATS_URL) for the examples that use them.
+# NATS_URL, KAFKA_URL) for the examples that use them.
 #
 # The README's first command runs first, exactly as written: a plain build, SQLite only. Every
 # other run turns on the examples' `all` feature (every store, every source and the conformance kit), so
@@ -21,10 +21,13 @@ example --bin quickstart
 run quickstart -- --store "${REDIS_URL:-redis://127.0.0.1:6379}"
 run quickstart -- --store "${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 run quickstart -- --store "${MYSQL_URL:-mysql://root@127.0.0.1:3306/test}"
-# The quick start's log elsewhere than SQLite, one flag away: a PostgreSQL event table, then a
-# JetStream stream (each made for the run and dropped after it; the checkpoints stay in SQLite).
+# The quick start's log elsewhere than SQLite, one flag away: a PostgreSQL event table, a
+# JetStream stream, then a Kafka topic (each made for the run; the table and the stream are
+# dropped after it, the topic stays on the broker, see examples/src/log.rs; the checkpoints
+# stay in SQLite).
 run quickstart -- --source "${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 run quickstart -- --source "${NATS_URL:-nats://127.0.0.1:4222}"
+run quickstart -- --source "${KAFKA_URL:-kafka://127.0.0.1:9092}"
 # The lease handover example on DynamoDB only: scripts/test.sh runs the same scenario on SQLite,
 # PostgreSQL, MySQL and Redis as a test (examples/tests/processes.rs, which checks its summary),
 # just before this script, and running it again here would cost about 13 s per backend for

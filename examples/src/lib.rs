@@ -18,19 +18,22 @@
 //! A plain build has SQLite and the in-memory store only, so the README's first command
 //! (`cargo run -p checkpoint-examples --bin quickstart`) compiles no other client library.
 //! Every other backend is one feature away: `postgres`, `mysql`, `redis`, `dynamodb`; the quick
-//! start's log ([`log`]) in PostgreSQL or NATS JetStream instead of SQLite is `source-postgres`
-//! or `source-nats` (`--source postgres://…`, `--source nats://…`); `kit` adds the conformance
+//! start's log ([`log`]) in PostgreSQL, NATS JetStream or Kafka instead of SQLite is
+//! `source-postgres`, `source-nats` or `source-kafka` (`--source postgres://…`,
+//! `--source nats://…`, `--source kafka://HOST:PORT`); `kit` adds the conformance
 //! kit (for `custom_backend`), and `all` turns on all of them:
 //!
 //! ```text
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
 //! cargo run -p checkpoint-examples --features mysql --bin quickstart -- --store mysql://root@127.0.0.1:3306/test
 //! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
+//! cargo run -p checkpoint-examples --features source-kafka --bin quickstart -- --source kafka://127.0.0.1:9092
 //! cargo run -p checkpoint-examples --features postgres --bin exactly_once_projection
 //! cargo run -p checkpoint-examples --features kit --bin custom_backend
 //! AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8765 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //!   cargo run -p checkpoint-examples --features all --bin lease_handover -- --store dynamodb://checkpoints
 //! cargo run -p checkpoint-examples --features redis,source-nats --bin subscription_fleet -- --store redis://127.0.0.1:6379 --source nats://127.0.0.1:4222
+//! cargo run -p checkpoint-examples --features postgres,source-kafka --bin subscription_fleet -- --store postgres://postgres@127.0.0.1:5432/test --source kafka://127.0.0.1:9092
 //! ```
 //!
 //! `subscription_fleet` runs `checkpoint-subscription` end to end in processes: children each

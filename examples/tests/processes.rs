@@ -488,3 +488,8 @@ fn subscription_on_nats_and_redis() {
     let source = server("NATS_URL", "source-nats");
     run_fleet("fleet-nats-redis", Some((&store, &source)), None);
 }
+
+// The fleet on a Kafka topic, checkpoints in PostgreSQL (in a file of its own: this one is long).
+#[cfg(all(feature = "source-kafka", feature = "postgres"))]
+#[path = "processes/fleet_kafka.rs"]
+mod fleet_kafka;

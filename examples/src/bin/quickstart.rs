@@ -8,6 +8,7 @@
 //! cargo run -p checkpoint-examples --features redis --bin quickstart -- --store redis://127.0.0.1:6379
 //! cargo run -p checkpoint-examples --features source-postgres --bin quickstart -- --source postgres://postgres@127.0.0.1/test
 //! cargo run -p checkpoint-examples --features source-nats --bin quickstart -- --source nats://127.0.0.1:4222
+//! cargo run -p checkpoint-examples --features source-kafka --bin quickstart -- --source kafka://127.0.0.1:9092
 //! ```
 //!
 //! A plain build has SQLite only; each other store is the feature of its name, each other
@@ -16,11 +17,13 @@
 //! The log is a real one: by default an SQLite event table (`checkpoint-source-sqlite`) in a
 //! file of its own; with `--source postgres://…` a PostgreSQL event table
 //! (`checkpoint-source-postgres`), with `--source nats://…` a JetStream stream
-//! (`checkpoint-source-nats`), each made for the run and dropped after it. It has 4 partitions
+//! (`checkpoint-source-nats`), with `--source kafka://…` a Kafka topic
+//! (`checkpoint-source-kafka`), each made for the run and dropped after it (a topic is left
+//! on the brokers: `checkpoint_examples::log::remove_log` says why). It has 4 partitions
 //! of 600 order events each, every tenth an event the subscription filters out, written by the
 //! supervisor before the workers start. Positions are the source's own: 1 to 600 in SQLite,
-//! sparse and large in PostgreSQL (the writing transaction's id, shifted) and JetStream (the
-//! stream's sequence, shared by the partitions). A reader per partition reads it from the
+//! 0 to 599 in Kafka (the offset), sparse and large in PostgreSQL (the writing transaction's
+//! id, shifted) and JetStream (the stream's sequence, shared by the partitions). A reader per partition reads it from the
 //! partition's checkpoint, a page at a time, and hands entries to 8 handler tasks that finish
 //! them out of order (random work of a few milliseconds; the 100th order of partition 0 takes
 //! 600 ms). A
@@ -103,8 +106,8 @@ async fn main() -> ExitCode {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The log the workers read: the source's string, the log's name in it (a table or a
-/// stream), and the position of each partition's last entry.
+/// The log the workers read: the source's string, the log's name in it (a table, a stream
+/// or a topic), and the position of each partition's last entry.
 struct Log {
     source: String,
     name: String,
@@ -157,8 +160,8 @@ async fn supervise(store_spec: &str, source: Option<String>) -> Result<(), BoxEr
     println!("   finished. Checkpoints: {}\n", describe(&done));
 
     check_runs(&saved, &resumed, &done, &log)?;
-    if remove_log(&log.source, &log.name).await? {
-        println!("(log {} dropped from the server)", log.name);
+    if let Some(removed) = remove_log(&log.source, &log.name).await? {
+        println!("({removed})");
     }
     println!(
         "every partition resumed at its saved checkpoint and completed; run 2 redid only the \

@@ -12,6 +12,8 @@
 //!     --store postgres://postgres@127.0.0.1:5432/test --source postgres://postgres@127.0.0.1:5432/test
 //! cargo run -p checkpoint-examples --features redis,source-nats --bin subscription_fleet -- \
 //!     --store redis://127.0.0.1:6379 --source nats://127.0.0.1:4222 --summary /tmp/summary.txt
+//! cargo run -p checkpoint-examples --features postgres,source-kafka --bin subscription_fleet -- \
+//!     --store postgres://postgres@127.0.0.1:5432/test --source kafka://127.0.0.1:9092
 //! ```
 //!
 //! One binary, two modes. The supervisor (the default) creates a log of 6 partitions and

@@ -72,7 +72,9 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
             ""
         }
     );
-    remove_log(&setup.source, &setup.log).await?;
+    if let Some(removed) = remove_log(&setup.source, &setup.log).await? {
+        println!("({removed})");
+    }
     let _ = std::fs::remove_dir_all(&setup.dir);
     Ok(())
 }

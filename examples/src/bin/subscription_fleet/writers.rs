@@ -63,6 +63,8 @@ pub enum Log {
     Postgres(checkpoint_source_postgres::PostgresSource),
     #[cfg(feature = "source-nats")]
     Nats(checkpoint_source_nats::NatsSource),
+    #[cfg(feature = "source-kafka")]
+    Kafka(checkpoint_source_kafka::KafkaSource),
 }
 
 impl Log {
@@ -90,6 +92,12 @@ impl Log {
             let source = checkpoint_source_nats::NatsSource::connect(spec, config).await?;
             return Ok(Self::Nats(source));
         }
+        #[cfg(feature = "source-kafka")]
+        if spec.starts_with("kafka://") {
+            // The same source the children read, opened as `create_log` just made it.
+            let source = checkpoint_examples::log::open_kafka(spec, name, PARTITIONS).await?;
+            return Ok(Self::Kafka(source));
+        }
         Err("no writer for this source".into())
     }
 
@@ -102,6 +110,8 @@ impl Log {
             Self::Postgres(_) => WRITERS_POSTGRES,
             #[cfg(feature = "source-nats")]
             Self::Nats(_) => 4,
+            #[cfg(feature = "source-kafka")]
+            Self::Kafka(_) => 4,
         }
     }
 
@@ -128,6 +138,11 @@ impl Log {
             }
             #[cfg(feature = "source-nats")]
             Self::Nats(source) => Ok(source
+                .append(partition, Some(key), payload.to_vec())
+                .await?),
+            // Produced with acks=all, one record per request: acknowledged means stored.
+            #[cfg(feature = "source-kafka")]
+            Self::Kafka(source) => Ok(source
                 .append(partition, Some(key), payload.to_vec())
                 .await?),
         }
