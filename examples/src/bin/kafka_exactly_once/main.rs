@@ -102,7 +102,14 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("kafka_exactly_once failed: {error}");
+            // With its causes: "create topic failed" alone does not say that nothing answered.
+            let mut message = error.to_string();
+            let mut cause = error.source();
+            while let Some(inner) = cause {
+                message.push_str(&format!(": {inner}"));
+                cause = inner.source();
+            }
+            eprintln!("kafka_exactly_once failed: {message}");
             ExitCode::FAILURE
         }
     }
