@@ -3,7 +3,7 @@
 //! own statement or script, and against the save a user would write by hand.
 //!
 //! ```text
-//! cargo run --release -p checkpoint-bench --features crash -- [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]
+//! cargo run --release -p checkpoint-bench --features crash -- [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql,kafka] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]
 //! ```
 //!
 //! `scripts/bench.sh` starts the servers and runs the full benchmark; `--smoke` runs every
@@ -14,7 +14,11 @@
 //! and the in-memory store), `subscriptions` only the subscriptions' (see
 //! `subscriptions/mod.rs`: each source and store pair, NATS included); all four by default.
 //! `scale` is one of the workers' rows on its own (10,000 partitions over 100 workers, on
-//! PostgreSQL and in memory), part of `workers`.
+//! PostgreSQL and in memory), part of `workers`. `kafka` is a source, not a store, and not
+//! among the default backends: `--backends …,kafka` adds the Kafka source + PostgreSQL store
+//! pair to the subscriptions' rows (KAFKA_URL, default kafka://127.0.0.1:9092;
+//! `eval "$(bash scripts/services/kafka.sh up)"` starts a broker) and has no rows in the other
+//! workloads.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -44,8 +48,11 @@ use std::time::{Duration, Instant};
 use crate::report::{Row, Target};
 use crate::subject::{BenchError, context};
 
-const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]";
+const USAGE: &str = "usage: checkpoint-bench [--smoke] [--backends postgres,redis,dynamodb,sqlite,mysql,kafka] [--workloads stores,committer,workers,scale,subscriptions] [--markdown PATH]";
 const ALL_BACKENDS: [&str; 5] = ["postgres", "redis", "dynamodb", "sqlite", "mysql"];
+/// Backends that are sources only, asked for by name (not in the default list, so the default
+/// run and its page's scope stay the stores'): the subscriptions' rows alone.
+const SOURCE_BACKENDS: [&str; 1] = ["kafka"];
 const WORKLOADS: [&str; 5] = ["stores", "committer", "workers", "scale", "subscriptions"];
 pub(crate) const CONCURRENCIES: [u32; 3] = [1, 16, 64];
 
@@ -125,6 +132,16 @@ impl Args {
             workloads.join(", ")
         )
     }
+
+    /// The backends whose stores are set up: none when only the subscriptions' rows run (they
+    /// connect to their own servers), and never a source's name (it has no store of its own,
+    /// and `setup` would take it for SQLite).
+    fn store_backends(&self) -> impl Iterator<Item = &String> {
+        let per_backend = self.stores || self.committer || self.workers || self.scale;
+        self.backends
+            .iter()
+            .filter(move |name| per_backend && ALL_BACKENDS.contains(&name.as_str()))
+    }
 }
 
 fn parse_args() -> Result<Args, BenchError> {
@@ -145,11 +162,9 @@ fn parse_args() -> Result<Args, BenchError> {
             "--backends" => {
                 let list = it.next().ok_or(USAGE)?;
                 args.backends = list.split(',').map(|b| b.trim().to_owned()).collect();
-                if let Some(unknown) = args
-                    .backends
-                    .iter()
-                    .find(|b| !ALL_BACKENDS.contains(&b.as_str()))
-                {
+                if let Some(unknown) = args.backends.iter().find(|b| {
+                    !ALL_BACKENDS.contains(&b.as_str()) && !SOURCE_BACKENDS.contains(&b.as_str())
+                }) {
                     return Err(format!("unknown backend {unknown:?}; {USAGE}").into());
                 }
             }
@@ -228,9 +243,7 @@ async fn run(args: Args) -> Result<bool, BenchError> {
     } else {
         None
     };
-    // The subscriptions' rows connect to their own servers: alone, they set up no backend.
-    let per_backend = args.stores || args.committer || args.workers || args.scale;
-    for name in args.backends.iter().filter(|_| per_backend) {
+    for name in args.store_backends() {
         eprintln!("checkpoint-bench: {name}: setting up");
         let sqlite_path = sqlite::database_path();
         let backend = setup(name, plan, max_concurrency, &sqlite_path).await?;

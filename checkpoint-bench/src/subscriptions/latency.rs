@@ -70,9 +70,14 @@ pub(super) async fn measure(
     subscription.shutdown().await?;
     log.remove().await?;
 
+    let caveat = pair
+        .latency_caveat()
+        .map(|caveat| format!("; {caveat}"))
+        .unwrap_or_default();
     let setting = |how: &str| {
         format!(
-            "{how}, {} partitions; send time in the payload, taken before the append (its commit included)",
+            "{how}, {} partitions; send time in the payload, taken before the append (its \
+             commit included){caveat}",
             plan.partitions
         )
     };

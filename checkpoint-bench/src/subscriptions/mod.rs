@@ -13,10 +13,15 @@
 //!   again, and the entries handled twice.
 //!
 //! The pairs (`pairs.rs`): PostgreSQL source + PostgreSQL store (with `--backends postgres`),
-//! NATS source + Redis store (`redis`), SQLite source + SQLite store (`sqlite`). Servers:
-//! DATABASE_URL, REDIS_URL, NATS_URL (default nats://127.0.0.1:4222); one that cannot be
-//! reached fails the run. Figures are printed, never asserted: the smoke run fails only when an
-//! operation errors.
+//! NATS source + Redis store (`redis`), SQLite source + SQLite store (`sqlite`), Kafka source +
+//! PostgreSQL store (`kafka`, a name of its own that is not in the default list: it runs only
+//! these rows, and needs a broker, `eval "$(bash scripts/services/kafka.sh up)"`). Servers:
+//! DATABASE_URL, REDIS_URL, NATS_URL (default nats://127.0.0.1:4222), KAFKA_URL (default
+//! kafka://127.0.0.1:9092); one that cannot be reached fails the run. The Kafka pair's
+//! throughput log is smaller than the others' (`pairs.rs`: its source appends one record per
+//! request), and its setting says so; its latency rows run a second time with short waits
+//! (`KAFKA_SHORT_WAIT`), since on tansu the source's wait, not the subscription, sets them.
+//! Figures are printed, never asserted: the smoke run fails only when an operation errors.
 
 mod failover;
 mod fleet;
@@ -24,6 +29,7 @@ mod hand_loop;
 mod handover;
 mod latency;
 mod log;
+mod log_kafka;
 mod log_nats;
 mod log_postgres;
 mod log_sqlite;
@@ -63,6 +69,10 @@ pub(crate) struct Plan {
     lease: Duration,
     renew: Duration,
 }
+
+/// The Kafka source's wait in the latency rows' second run (`run`): short enough that a
+/// broker's hold of a fetch does not hide the subscription, long enough not to be a busy poll.
+const KAFKA_SHORT_WAIT: Duration = Duration::from_millis(100);
 
 /// Concurrent writers of the latency row.
 const WRITERS: usize = 16;
@@ -135,6 +145,19 @@ pub(crate) async fn run(smoke: bool, backends: &[String]) -> Result<Vec<Figure>,
         let result = run_pair(&pair, plan, &mut figures).await;
         pair.close().await;
         result.map_err(context(pair.name))?;
+    }
+    if chosen("kafka") {
+        let pair = Pair::kafka_postgres(None).await?;
+        run_pair(&pair, plan, &mut figures)
+            .await
+            .map_err(context(pair.name))?;
+        // A broker that answers a held fetch only after part of its wait (tansu, `pairs.rs`)
+        // makes the default wait the latency: once more with short waits, which poll more.
+        let short = Pair::kafka_postgres(Some(KAFKA_SHORT_WAIT)).await?;
+        eprintln!("checkpoint-bench: {}: subscriptions: latency", short.name);
+        latency::measure(&short, plan, &mut figures)
+            .await
+            .map_err(context(short.name))?;
     }
     Ok(figures)
 }

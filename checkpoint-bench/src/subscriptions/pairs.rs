@@ -9,10 +9,13 @@ use std::time::Duration;
 use async_nats::jetstream;
 use checkpoint_postgres::PostgresCheckpointStore;
 use checkpoint_redis::RedisCheckpointStore;
+use checkpoint_source_kafka::{DEFAULT_WAIT_MAX, KafkaSourceConfig};
 use checkpoint_sqlite::SqliteCheckpointStore;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use tokio::net::TcpStream;
 
 use super::log::Log;
+use super::log_kafka::KafkaLog;
 use super::log_nats::NatsLog;
 use super::log_postgres::PostgresLog;
 use super::log_sqlite::SqliteLog;
@@ -22,6 +25,10 @@ use crate::subject::{BenchError, BenchStore, context};
 const TABLE: &str = "checkpoint_bench_subscriptions";
 /// The Redis store's key prefix.
 const PREFIX: &str = "checkpoint-bench-subscriptions";
+/// The Kafka pair's throughput log: the source appends one record per request (no batch
+/// append), so the fill of the plan's log would take most of the run; this many still read for
+/// seconds (the figure's setting says how many entries it read, and that they were sized down).
+const KAFKA_ENTRIES: u64 = 20_000;
 /// Connections of the sources' pool: a reader per partition, writers, and the hand loop.
 const SOURCE_CONNECTIONS: u32 = 24;
 
@@ -30,6 +37,12 @@ enum Logs {
     Postgres(PgPool),
     Nats(jetstream::Context),
     Sqlite(PathBuf),
+    /// KAFKA_URL (the brokers, without a topic), and how long the broker may hold the source's
+    /// fetch of a wait.
+    Kafka {
+        url: String,
+        wait_max: Duration,
+    },
 }
 
 /// A source and a store.
@@ -44,28 +57,50 @@ pub(super) struct Pair {
 impl Pair {
     /// PostgreSQL source + PostgreSQL store, on DATABASE_URL.
     pub(super) async fn postgres() -> Result<Self, BenchError> {
-        let url = std::env::var("DATABASE_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-        let options = PgConnectOptions::from_str(&url).map_err(context("DATABASE_URL"))?;
-        let unreachable = "PostgreSQL is not reachable at DATABASE_URL (default \
-            postgres://postgres@127.0.0.1:5432/test); start it with `bash scripts/services/machine.sh up` \
-            or set DATABASE_URL";
-        let pool = |connections| {
-            PgPoolOptions::new()
-                .max_connections(connections)
-                .acquire_timeout(Duration::from_secs(30))
-                .connect_with(options.clone())
-        };
-        let store_pool = pool(8).await.map_err(context(unreachable))?;
-        let source_pool = pool(SOURCE_CONNECTIONS)
-            .await
-            .map_err(context(unreachable))?;
-        let store = PostgresCheckpointStore::new(store_pool).with_table(TABLE)?;
-        store.migrate().await?;
+        let options = database_options()?;
+        let source_pool = postgres_pool(&options, SOURCE_CONNECTIONS).await?;
         Ok(Self {
             name: "postgres → postgres",
-            store: Arc::new(store),
+            store: postgres_store(&options).await?,
             logs: Logs::Postgres(source_pool),
+        })
+    }
+
+    /// Kafka source + PostgreSQL store, on KAFKA_URL and DATABASE_URL, the source's waits
+    /// held by the broker up to `wait_max` (`None`: the source's default). A broker that does
+    /// not accept a connection fails here, before any row, rather than at the first topic's
+    /// creation after the source's retries.
+    pub(super) async fn kafka_postgres(wait_max: Option<Duration>) -> Result<Self, BenchError> {
+        let url =
+            std::env::var("KAFKA_URL").unwrap_or_else(|_| "kafka://127.0.0.1:9092".to_owned());
+        let unreachable = "Kafka is not reachable at KAFKA_URL (default kafka://127.0.0.1:9092); \
+            start a broker with `eval \"$(bash scripts/services/kafka.sh up)\"` or set KAFKA_URL";
+        // The brokers as the source reads them (the topic is only there to make a whole URL).
+        let config = KafkaSourceConfig::from_url(&format!(
+            "{}/probe?partitions=1",
+            url.trim_end_matches('/')
+        ))
+        .map_err(context("KAFKA_URL"))?;
+        let broker = config
+            .bootstrap()
+            .first()
+            .ok_or("KAFKA_URL names no broker")?;
+        tokio::time::timeout(Duration::from_secs(10), TcpStream::connect(broker.as_str()))
+            .await
+            .map_err(context(unreachable))?
+            .map_err(context(unreachable))?;
+        let options = database_options()?;
+        Ok(Self {
+            name: if wait_max.is_some() {
+                "kafka (short waits) → postgres"
+            } else {
+                "kafka → postgres"
+            },
+            store: postgres_store(&options).await?,
+            logs: Logs::Kafka {
+                url,
+                wait_max: wait_max.unwrap_or(DEFAULT_WAIT_MAX),
+            },
         })
     }
 
@@ -124,15 +159,65 @@ impl Pair {
             }
             Logs::Nats(nats) => Arc::new(NatsLog::create(nats.clone(), &name, partitions).await?),
             Logs::Sqlite(path) => Arc::new(SqliteLog::create(path, &name, partitions).await?),
+            Logs::Kafka { url, wait_max } => {
+                Arc::new(KafkaLog::create(url, &name, partitions, *wait_max).await?)
+            }
         })
+    }
+
+    /// At most this many entries in the throughput log (`None`: the plan's).
+    pub(super) fn entries_cap(&self) -> Option<u64> {
+        matches!(self.logs, Logs::Kafka { .. }).then_some(KAFKA_ENTRIES)
+    }
+
+    /// What the latency rows' settings must say of this pair's source.
+    pub(super) fn latency_caveat(&self) -> Option<String> {
+        let Logs::Kafka { wait_max, .. } = &self.logs else {
+            return None;
+        };
+        // Seen in tansu 0.6's fetch: it reads the partition, sleeps half of what is left of
+        // the wait, and answers what it read unless a first read found enough; it never wakes
+        // at a produce. On such a broker the wait bounds the latency, not the subscription.
+        Some(format!(
+            "the source's waits held up to {wait_max:?} (`with_wait_max`); tansu 0.6 \
+             (`kafka.sh`) answers a held fetch after half its wait with what it had when the \
+             fetch came, never at a produce: there an entry also waits for up to a whole wait"
+        ))
     }
 
     /// Closes the pools; removes the SQLite file.
     pub(super) async fn close(&self) {
         match &self.logs {
             Logs::Postgres(pool) => pool.close().await,
-            Logs::Nats(_) => {}
+            Logs::Nats(_) | Logs::Kafka { .. } => {}
             Logs::Sqlite(path) => crate::sqlite::remove(path),
         }
     }
+}
+
+/// DATABASE_URL's options (default postgres://postgres@127.0.0.1:5432/test).
+fn database_options() -> Result<PgConnectOptions, BenchError> {
+    let url = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    PgConnectOptions::from_str(&url).map_err(context("DATABASE_URL"))
+}
+
+/// A pool of `connections` on `options`; a server that cannot be reached says how to start it.
+async fn postgres_pool(options: &PgConnectOptions, connections: u32) -> Result<PgPool, BenchError> {
+    let unreachable = "PostgreSQL is not reachable at DATABASE_URL (default \
+        postgres://postgres@127.0.0.1:5432/test); start it with \
+        `bash scripts/services/machine.sh up` or set DATABASE_URL";
+    PgPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(options.clone())
+        .await
+        .map_err(context(unreachable))
+}
+
+/// The PostgreSQL store on a pool of its own, its table migrated.
+async fn postgres_store(options: &PgConnectOptions) -> Result<Arc<dyn BenchStore>, BenchError> {
+    let store = PostgresCheckpointStore::new(postgres_pool(options, 8).await?).with_table(TABLE)?;
+    store.migrate().await?;
+    Ok(Arc::new(store))
 }

@@ -45,10 +45,20 @@ pub(super) async fn measure(
     plan: Plan,
     figures: &mut Vec<Figure>,
 ) -> Result<(), BenchError> {
-    let per_partition = plan.entries / u64::from(plan.partitions);
+    let entries = pair
+        .entries_cap()
+        .map_or(plan.entries, |cap| plan.entries.min(cap));
+    let per_partition = entries / u64::from(plan.partitions);
     let total = per_partition * u64::from(plan.partitions);
     let log = pair.create_log("throughput", plan.partitions).await?;
+    let filling = Instant::now();
     log.fill(per_partition).await?;
+    // Progress, for sizing a slow source's log (`Pair::entries_cap`).
+    eprintln!(
+        "checkpoint-bench: {}: subscriptions: {total} entries written in {:.1} s",
+        pair.name,
+        filling.elapsed().as_secs_f64()
+    );
     let source = log.source();
     let (mut looped, mut subscribed): (Option<Looped>, Option<Subscribed>) = (None, None);
     for _ in 0..plan.rounds {
@@ -78,7 +88,22 @@ pub(super) async fn measure(
     let (Some(looped), Some(subscribed)) = (looped, subscribed) else {
         return Err("no throughput round ran".into());
     };
-    figures.push(figure(pair.name, plan, total, &looped, &subscribed));
+    let sized_down = (entries < plan.entries).then(|| {
+        format!(
+            " (sized down from {}: this source appends one entry per request, which fills \
+             slowly)",
+            plan.entries
+        )
+    });
+    let total_said = format!("{total} entries{}", sized_down.unwrap_or_default());
+    figures.push(figure(
+        pair.name,
+        plan,
+        total,
+        &total_said,
+        &looped,
+        &subscribed,
+    ));
     Ok(())
 }
 
@@ -135,6 +160,7 @@ fn figure(
     pair: &'static str,
     plan: Plan,
     total: u64,
+    total_said: &str,
     looped: &Looped,
     subscribed: &Subscribed,
 ) -> Figure {
@@ -146,7 +172,8 @@ fn figure(
         row: ROW,
         pair,
         setting: format!(
-            "{total} entries over {} partitions, pages of {DEFAULT_PAGE_SIZE}, {DEFAULT_MAX_IN_FLIGHT} \
+            "{total_said} over {} partitions, pages of {DEFAULT_PAGE_SIZE}, \
+             {DEFAULT_MAX_IN_FLIGHT} \
              in flight per partition, the worker's defaults and the default committer; best of {} \
              (subscription: from `start()` to the last entry handled, its cold start included; \
              hand loop: from its first `load` to its last `save`)",
