@@ -122,8 +122,7 @@
 //! # What was exercised, where
 //!
 //! The tests run on tansu 0.6 (a Kafka-compatible broker, the one this machine kind can
-//! install): topics (created and deleted: [`KafkaSource::delete_topic`]), produce, fetch and
-//! its long poll, offsets, restarts, leader routing on
+//! install): topics, produce, fetch and its long poll, offsets, restarts, leader routing on
 //! one broker, the source kit, a stress test with concurrent producers and broker restarts,
 //! and subscriptions into SQL. tansu serves neither transactions (`EndTxn`) nor
 //! `CreatePartitions`: the read-committed filter is tested on record batches built as a

@@ -14,4 +14,3 @@
 //! | Metadata | 4–8 | `allow_auto_topic_creation = false` |
 //! | Produce | 3–8 | record batches v2 |
 //! | CreateTopics | 2–4 | |
-//! | DeleteTopics | 1–3 | |
