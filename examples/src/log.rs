@@ -208,10 +208,11 @@ pub async fn open_kafka(
 /// nothing to say).
 ///
 /// A Kafka topic is left on the brokers, and the line says so: tansu 0.6, the test broker,
-/// crashes its storage (every later request fails until a restart) on a fetch of a topic that
-/// no longer exists, and the readers' last waits (fetches the broker holds for up to 5 s,
-/// those of killed processes too) may still be pending when a run ends. Delete it with the
-/// cluster's tooling, or `KafkaSource::delete_topic` once nothing reads it.
+/// deletes every topic of the cluster on a DeleteTopics of one, and crashes its storage
+/// (every later request fails until a restart) on a fetch of a topic that no longer exists,
+/// which the readers' last waits (fetches the broker holds for up to 5 s, those of killed
+/// processes too) may still make when a run ends (docs/kafka-broker.md). Delete it with the
+/// cluster's own tooling on a real Kafka.
 ///
 /// # Errors
 ///
