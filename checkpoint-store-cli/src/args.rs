@@ -164,12 +164,12 @@ pub struct StatusArgs {
     pub json: bool,
     /// The log the subscriptions read, to show each partition's head (the position of its
     /// last entry) and lag (head + 1 - checkpoint; 0 when caught up; `-` without a checkpoint
-    /// or when the log has no entry there): sqlite:PATH, postgres://… or nats://… (a build
-    /// with the source-nats feature). The partition count is the log's own (stored by the
-    /// SQLite and PostgreSQL sources, checkpoint-partitions=N in a NATS stream's description),
-    /// else one more than the highest partition among the shown checkpoints. PostgreSQL's and
-    /// NATS's positions are sparse: there, lag counts positions, an upper bound of the entries
-    /// behind.
+    /// or when the log has no entry there): sqlite:PATH, postgres://…, nats://… (a build
+    /// with the source-nats feature) or kafka://HOST:PORT/TOPIC (source-kafka). The partition
+    /// count is the log's own (stored by the SQLite and PostgreSQL sources,
+    /// checkpoint-partitions=N in a NATS stream's description, a Kafka topic's), else one more
+    /// than the highest partition among the shown checkpoints. PostgreSQL's and NATS's
+    /// positions are sparse: there, lag counts positions, an upper bound of the entries behind.
     #[arg(long, value_name = "URL")]
     pub source: Option<String>,
     /// The event table of a sqlite: or postgres:// source (PostgreSQL: `table` or

@@ -7,10 +7,13 @@
 //! | `sqlite:PATH` (also `sqlite://PATH`) | the event table of `checkpoint-source-sqlite` in that file, which must exist | always |
 //! | `postgres://…`, `postgresql://…` | the event table of `checkpoint-source-postgres` | always |
 //! | `nats://…` | the JetStream stream of `checkpoint-source-nats` (`--source-stream`) | feature `source-nats` |
+//! | `kafka://HOST:PORT[,HOST:PORT…]/TOPIC` | the topic of `checkpoint-source-kafka` | feature `source-kafka` |
 //!
 //! The command reads a log, never creates or changes one.
 
 mod heads;
+#[cfg(feature = "source-kafka")]
+mod kafka;
 #[cfg(feature = "source-nats")]
 mod nats;
 mod open;
@@ -34,15 +37,22 @@ pub enum SourceTarget {
     Postgres(String),
     /// A NATS server at this URL.
     Nats(String),
+    /// A Kafka topic: `kafka://HOST:PORT[,HOST:PORT…]/TOPIC`, without user information.
+    Kafka(String),
 }
 
 /// What `--source` accepts, for messages.
-const EXPECTED: &str = "sqlite:PATH, postgres://…, postgresql://… or nats://…";
+const EXPECTED: &str = "sqlite:PATH, postgres://…, postgresql://…, nats://… or kafka://…";
 
 /// What a build without the `source-nats` feature says of a `nats://` URL.
 const NATS_NOT_BUILT: &str = "a nats:// source needs the command's `source-nats` feature, which \
      this build leaves out: install with `cargo install --path checkpoint-store-cli --features \
      source-nats`";
+
+/// What a build without the `source-kafka` feature says of a `kafka://` URL.
+const KAFKA_NOT_BUILT: &str = "a kafka:// source needs the command's `source-kafka` feature, \
+     which this build leaves out: install with `cargo install --path checkpoint-store-cli \
+     --features source-kafka`";
 
 impl SourceTarget {
     /// The log `url` names.
@@ -50,7 +60,7 @@ impl SourceTarget {
     /// # Errors
     ///
     /// A usage error for an unknown scheme, a malformed URL (which it never shows), or
-    /// `nats://` in a build without the `source-nats` feature (naming the feature).
+    /// `nats://` or `kafka://` in a build without its feature (naming the feature).
     pub fn parse(url: &str) -> Result<Self, CliError> {
         let url = url.trim();
         if let Some(path) = url.strip_prefix("sqlite:") {
@@ -67,6 +77,24 @@ impl SourceTarget {
             check_parses(url)?;
             return Ok(SourceTarget::Nats(url.to_owned()));
         }
+        if let Some(rest) = url.strip_prefix("kafka://") {
+            if !cfg!(feature = "source-kafka") {
+                return Err(CliError::usage(KAFKA_NOT_BUILT));
+            }
+            // The source connects without authentication: a user name or password here would
+            // only end up in messages (and several brokers are no URL `check_parses` takes).
+            if rest
+                .split(['/', '?'])
+                .next()
+                .is_some_and(|a| a.contains('@'))
+            {
+                return Err(CliError::usage(
+                    "a kafka:// source has no user information: \
+                     kafka://HOST:PORT[,HOST:PORT]/TOPIC (the source connects without SASL)",
+                ));
+            }
+            return Ok(SourceTarget::Kafka(url.to_owned()));
+        }
         Err(CliError::usage(format!(
             "unsupported source URL {}: expected {EXPECTED}",
             scheme_for_message(url)
@@ -79,6 +107,7 @@ impl SourceTarget {
             SourceTarget::Sqlite(_) => checkpoint_source_sqlite::BACKEND,
             SourceTarget::Postgres(_) => checkpoint_source_postgres::BACKEND,
             SourceTarget::Nats(_) => "nats",
+            SourceTarget::Kafka(_) => "kafka",
         }
     }
 
@@ -93,6 +122,8 @@ impl SourceTarget {
             SourceTarget::Nats(url) => {
                 redact::display_url_without_user(url).unwrap_or_else(|| "<url>".into())
             }
+            // Refused with user information: nothing to hide.
+            SourceTarget::Kafka(url) => url.clone(),
         }
     }
 
@@ -102,6 +133,7 @@ impl SourceTarget {
             SourceTarget::Sqlite(_) => Vec::new(),
             SourceTarget::Postgres(url) => redact::secrets_of(url),
             SourceTarget::Nats(url) => redact::secrets_with_token(url),
+            SourceTarget::Kafka(_) => Vec::new(),
         }
     }
 }
@@ -114,7 +146,8 @@ impl std::fmt::Debug for SourceTarget {
 }
 
 /// `--source-table` and `--source-stream` as `target` takes them: the table's name (the
-/// source crate's default when not given) for SQLite and PostgreSQL, the stream's for NATS.
+/// source crate's default when not given) for SQLite and PostgreSQL, the stream's for NATS; a
+/// Kafka URL names its topic and takes neither.
 ///
 /// # Errors
 ///
@@ -133,6 +166,13 @@ pub fn source_name(
         (SourceTarget::Nats(_), None, None) => Err(CliError::usage(
             "a nats:// source needs its stream: --source-stream NAME",
         )),
+        (SourceTarget::Kafka(_), Some(_), _) | (SourceTarget::Kafka(_), _, Some(_)) => {
+            Err(CliError::usage(
+                "--source-table and --source-stream are not for kafka:// sources: the URL names \
+                 the topic, kafka://HOST:PORT/TOPIC",
+            ))
+        }
+        (SourceTarget::Kafka(url), None, None) => Ok(kafka_topic(url).to_owned()),
         (_, _, Some(_)) => Err(CliError::usage(format!(
             "--source-stream is for nats:// sources, not {}: name an event table with \
              --source-table",
@@ -145,6 +185,13 @@ pub fn source_name(
             .unwrap_or(checkpoint_source_postgres::DEFAULT_TABLE)
             .to_owned()),
     }
+}
+
+/// The topic of `kafka://HOSTS/TOPIC?…` as written (checked when the source is made).
+fn kafka_topic(url: &str) -> &str {
+    let rest = url.strip_prefix("kafka://").unwrap_or(url);
+    let rest = rest.split('?').next().unwrap_or(rest);
+    rest.split_once('/').map_or("", |(_, topic)| topic)
 }
 
 /// `5s` for messages.
@@ -183,6 +230,25 @@ mod tests {
             }
             (parsed, _) => panic!("built with source-nats: {built}, parsed: {parsed:?}"),
         }
+        let built = cfg!(feature = "source-kafka");
+        match (SourceTarget::parse("kafka://a:9092,b:9093/orders"), built) {
+            (Ok(target), true) => {
+                assert_eq!(target.display(), "kafka://a:9092,b:9093/orders");
+                assert_eq!(target.backend(), "kafka");
+            }
+            (Err(error), false) => {
+                assert_eq!(error.exit().code(), 2);
+                assert!(error.message().contains("`source-kafka`"), "{error}");
+            }
+            (parsed, _) => panic!("built with source-kafka: {built}, parsed: {parsed:?}"),
+        }
+    }
+
+    #[test]
+    fn a_kafka_url_with_user_information_is_refused_without_showing_it() {
+        let error = SourceTarget::parse("kafka://u:hunter2@h:9092/orders").unwrap_err();
+        assert_eq!(error.exit().code(), 2);
+        assert!(!error.message().contains("hunter2"), "{error}");
     }
 
     #[test]
@@ -198,11 +264,11 @@ mod tests {
             assert_eq!(error.exit().code(), 2, "{url}");
             assert!(!error.message().contains("hunter2"), "{error}");
         }
-        let error = SourceTarget::parse("kafka://h:9092").unwrap_err();
+        let error = SourceTarget::parse("pulsar://h:6650").unwrap_err();
         assert_eq!(
             error.message(),
-            "unsupported source URL kafka://: expected sqlite:PATH, postgres://…, \
-             postgresql://… or nats://…"
+            "unsupported source URL pulsar://: expected sqlite:PATH, postgres://…, \
+             postgresql://…, nats://… or kafka://…"
         );
     }
 
@@ -225,7 +291,11 @@ mod tests {
             "app.log"
         );
         assert_eq!(source_name(&nats, None, Some("ORDERS")).unwrap(), "ORDERS");
+        let kafka = SourceTarget::Kafka("kafka://h:9092/orders.v1?partitions=8".into());
+        assert_eq!(source_name(&kafka, None, None).unwrap(), "orders.v1");
         for (target, table, stream) in [
+            (&kafka, Some("t"), None),
+            (&kafka, None, Some("S")),
             (&nats, None, None),
             (&nats, Some("t"), Some("S")),
             (&sqlite, None, Some("S")),

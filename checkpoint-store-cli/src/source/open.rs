@@ -1,7 +1,8 @@
 //! Opening the log a [`SourceSpec`] names, through each source crate's own constructor, with
 //! the partition count the log stores (SQLite's `{table}_meta`, PostgreSQL's `{table}_source`,
-//! the `checkpoint-partitions=N` of a NATS stream's description), or the fallback when it
-//! stores none. A log that is not set up is reported in its source crate's words.
+//! the `checkpoint-partitions=N` of a NATS stream's description, a Kafka topic's own count),
+//! or the fallback when it stores none. A log that is not set up is reported in its source
+//! crate's words.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -25,7 +26,8 @@ const LOG_NEVER_CREATED: &str = "the checkpoint command never creates a log: che
 /// A log to read heads from: its URL and settings, checked before any request.
 pub struct SourceSpec {
     target: SourceTarget,
-    /// The event table's name (SQLite, PostgreSQL) or the stream's (NATS).
+    /// The event table's name (SQLite, PostgreSQL), the stream's (NATS) or the topic's
+    /// (Kafka, as its URL names it).
     name: String,
     timeout: Duration,
     pools: Pools,
@@ -37,6 +39,8 @@ enum Pools {
     Postgres(PgPool),
     #[cfg(feature = "source-nats")]
     Nats(String),
+    #[cfg(feature = "source-kafka")]
+    Kafka(String),
 }
 
 impl SourceSpec {
@@ -93,6 +97,13 @@ impl SourceSpec {
             }
             #[cfg(not(feature = "source-nats"))]
             SourceTarget::Nats(_) => unreachable_nats()?,
+            #[cfg(feature = "source-kafka")]
+            SourceTarget::Kafka(url) => {
+                super::kafka::source_config(url).map_err(invalid)?;
+                Pools::Kafka(url.clone())
+            }
+            #[cfg(not(feature = "source-kafka"))]
+            SourceTarget::Kafka(_) => Err(CliError::usage(super::KAFKA_NOT_BUILT))?,
         };
         Ok(Self {
             target,
@@ -137,6 +148,9 @@ impl SourceSpec {
                     let fallback = fallback.max(1);
                     super::nats::open(url, &self.name, fallback, self.timeout, &context).await
                 }
+                // The topic's own partition count, from the cluster: no fallback.
+                #[cfg(feature = "source-kafka")]
+                Pools::Kafka(url) => super::kafka::open(url, self.timeout, &context).await,
             }
         };
         match tokio::time::timeout(self.timeout, opening).await {

@@ -350,7 +350,7 @@ async fn bad_source_urls_and_settings_exit_2_before_any_request() {
     assert_eq!(
         output.error(2),
         "error: unsupported source URL mysql://: expected sqlite:PATH, postgres://…, \
-         postgresql://… or nats://…"
+         postgresql://…, nats://… or kafka://…"
     );
     let output = run(&["--source", "postgres://u:hunter2@h:notaport/db"]);
     assert!(

@@ -10,11 +10,14 @@
 //! | `commands` | every command on every backend |
 //! | `leases` | `leases` on every backend, over leases the test acquires |
 //! | `lag` | `status --source`: head and lag from SQLite and PostgreSQL logs, bad source URLs |
+//! | `kafka` | `status --source kafka://…/TOPIC` (feature `source-kafka`, `KAFKA_URL`) |
 //! | `parked` | `parked`, `parked retry`, `parked drop` and `status` on every backend |
 //! | `secrets` | no password or secret key printed, whatever happens |
 //! | `zombie` | a retire while another process keeps saving under the name |
 
 mod commands;
+#[cfg(feature = "source-kafka")]
+mod kafka;
 mod lag;
 mod leases;
 mod missing;
