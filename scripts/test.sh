@@ -120,6 +120,7 @@ published=(
   checkpoint-sql checkpoint-postgres checkpoint-sqlite checkpoint-mysql checkpoint-redis
   checkpoint-dynamodb
   checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
+  checkpoint-source-kafka
   checkpoint-connect checkpoint-store-cli
 )
 package_args=()
