@@ -147,7 +147,7 @@
 //! the SQLite engine); it answers a fetch past the end with nothing instead of
 //! `OFFSET_OUT_OF_RANGE` (the same empty page either way); it holds a fetch half its
 //! `max_wait_ms` even when records are there, so a wait's wake-up takes up to half
-//! [`KafkaSourceConfig::with_wait_max`] on tansu (the tests and examples set 100–500 ms; on
+//! [`KafkaSourceConfig::with_wait_max`] on tansu (the source's tests set 300–500 ms; on
 //! Kafka a held fetch returns as soon as a record arrives, and the 5 s default costs nothing);
 //! its `DeleteTopics` deletes every topic of the cluster, so this crate offers no deletion.
 #![cfg_attr(
