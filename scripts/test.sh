@@ -74,6 +74,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The examples' backends are features (off in the workspace run above): lint them all too.
 cargo clippy -p checkpoint-examples --all-features --all-targets --locked -- -D warnings
 cargo clippy -p checkpoint-bench --features crash --all-targets --locked -- -D warnings
+# The command's sources are features too (`source-nats`, `source-kafka`).
+cargo clippy -p checkpoint-store-cli --all-features --all-targets --locked -- -D warnings
 
 log "Kafka broker (tansu on 127.0.0.1:9092; its install started with this run)"
 if ! wait "$kafka_install_pid"; then
@@ -104,6 +106,9 @@ cargo test --locked -p checkpoint-examples --features all --test processes -- --
 cargo test --locked -p checkpoint-examples --features all --test processes -- kafka_exactly_once_on_sqlite
 # The PostgreSQL TLS test needs sqlx's rustls feature, which the workspace run leaves off
 # (turned on there, it would put every PostgreSQL test of the suite on TLS).
+# The command's status over a NATS stream and a Kafka topic: sources the workspace run leaves
+# off (`source-nats`, `source-kafka`).
+cargo test --locked -p checkpoint-store-cli --features source-nats,source-kafka --test cli -- nats kafka
 cargo test --locked -p checkpoint-postgres --features tls-rustls --test integration -- security
 # The same for MySQL (checkpoint-mysql's `tls-rustls`): the machine's MariaDB has TLS off, so
 # the TLS test starts a MariaDB of its own with a certificate of a CA it makes.
@@ -151,3 +156,6 @@ bash scripts/examples.sh
 
 log "Benchmark smoke run (round trips checked, timings printed, never asserted)"
 cargo run --locked -p checkpoint-bench --features crash -- --smoke
+# The Kafka source's subscription rows (a backend of their own, not among the defaults: the
+# page's scope is the stores'), on the broker the tests ran on.
+cargo run --locked -p checkpoint-bench --features crash -- --smoke --backends kafka --workloads subscriptions

@@ -79,13 +79,11 @@ impl Log for KafkaLog {
         Ok(())
     }
 
-    /// Leaves the topic on the broker: `KafkaSource::delete_topic` is for a topic nothing reads
-    /// and no wait is pending on (its doc). Here, deleting the throughput row's topic right
-    /// after its subscription's shutdown panicked tansu 0.6's storage task (a fetch found no
-    /// watermark row for the deleted topic; the broker serves a held wait to its end after the
-    /// reader is gone), and every request of every topic failed from then on until the broker
-    /// restarted. A run's topics are small and named by the run; `kafka.sh up` starts on an
-    /// empty storage.
+    /// Leaves the topic on the broker: the source offers no deletion, because tansu 0.6's
+    /// `DeleteTopics` deletes every topic of the cluster and a fetch of a deleted topic (a wait
+    /// still held for a reader that is gone) panics its storage task, after which every request
+    /// of every topic fails until the broker restarts (docs/kafka-broker.md). A run's topics
+    /// are small and named by the run; `kafka.sh up` starts on an empty storage.
     async fn remove(&self) -> Result<(), BenchError> {
         Ok(())
     }
