@@ -1,9 +1,11 @@
 //! Read throughput of the Kafka source against a raw consume loop of the same records,
 //! printed, never asserted.
 //!
-//! `cargo run --release -p checkpoint-source-kafka --example bench` with a broker on
+//! `cargo run --release -p checkpoint-source-kafka --example kafka_bench` with a broker on
 //! `KAFKA_URL` (default `kafka://127.0.0.1:9092`; `scripts/services/kafka.sh up` starts one).
-//! Makes a topic of its own (a broker cannot be asked to delete it through the source).
+//! Makes a topic of its own (a broker cannot be asked to delete it through the source). Named
+//! `kafka_bench`, not `bench`: cargo's examples of one workspace share an output folder, and
+//! the NATS source has a `bench`.
 //!
 //! One partition of `RECORDS` records (produced 16 at a time, one record per request, as the
 //! source's `append` does), read from 0 by the source in pages of `PAGE`, against the raw loop:
