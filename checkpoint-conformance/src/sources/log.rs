@@ -70,3 +70,51 @@ pub trait LogTransaction: Send {
     /// [`SourceLog::rolls_back`] says so.
     async fn rollback(self: Box<Self>) -> Result<(), SourceError>;
 }
+
+/// A log whose appends are stored as soon as they are acknowledged, one by one (NATS
+/// JetStream, Kafka without transactions): what it needs to give the kit [`AtOnce`]
+/// transactions instead of writing its own.
+#[async_trait]
+pub trait AppendsAtOnce: Send + Sync {
+    /// Appends `payload` under `key` to `partition`; stored when this returns `Ok`.
+    async fn append_now(
+        &self,
+        partition: u32,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(), SourceError>;
+}
+
+/// The transaction of an [`AppendsAtOnce`] log: each append is stored at once, the commit does
+/// nothing, and a rollback is refused (the log's [`SourceLog::rolls_back`] says `false`, so the
+/// kit never asks for one).
+///
+/// ```text
+/// async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
+///     Ok(Box::new(AtOnce(self)))
+/// }
+/// ```
+pub struct AtOnce<'a, A: ?Sized>(pub &'a A);
+
+#[async_trait]
+impl<A: AppendsAtOnce + ?Sized> LogTransaction for AtOnce<'_, A> {
+    async fn append(
+        &mut self,
+        partition: u32,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(), SourceError> {
+        self.0.append_now(partition, key, payload).await
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), SourceError> {
+        Ok(())
+    }
+
+    async fn rollback(self: Box<Self>) -> Result<(), SourceError> {
+        Err(SourceError::InvalidInput {
+            argument: "rollback",
+            reason: "this log stores each append when it is acknowledged".into(),
+        })
+    }
+}

@@ -65,7 +65,7 @@ use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
 
-pub use log::{LogTransaction, SourceLog};
+pub use log::{AppendsAtOnce, AtOnce, LogTransaction, SourceLog};
 
 use crate::{CaseResult, Failure, error_chain};
 

@@ -5,7 +5,7 @@
 //! batches in the crate's unit tests and on the kit's simulated log).
 
 use async_trait::async_trait;
-use checkpoint_conformance::sources::{LogTransaction, SourceLog};
+use checkpoint_conformance::sources::{AppendsAtOnce, AtOnce, LogTransaction, SourceLog};
 use checkpoint_core::source::SourceError;
 use checkpoint_source_kafka::KafkaSource;
 
@@ -29,35 +29,22 @@ impl SourceLog for KafkaLog {
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
-        Ok(Box::new(Produces(&self.source)))
+        Ok(Box::new(AtOnce(self)))
     }
 }
 
-struct Produces<'a>(&'a KafkaSource);
-
 #[async_trait]
-impl LogTransaction for Produces<'_> {
-    async fn append(
-        &mut self,
+impl AppendsAtOnce for KafkaLog {
+    async fn append_now(
+        &self,
         partition: u32,
         key: &str,
         payload: &[u8],
     ) -> Result<(), SourceError> {
-        self.0
+        self.source
             .append(partition, Some(key), payload.to_vec())
             .await
             .map(|_| ())
-    }
-
-    async fn commit(self: Box<Self>) -> Result<(), SourceError> {
-        Ok(())
-    }
-
-    async fn rollback(self: Box<Self>) -> Result<(), SourceError> {
-        Err(SourceError::InvalidInput {
-            argument: "rollback",
-            reason: "a record produced without a transaction is stored when acknowledged".into(),
-        })
     }
 }
 

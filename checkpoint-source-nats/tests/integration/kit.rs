@@ -3,7 +3,7 @@
 //! its commit does nothing, and it cannot roll back.
 
 use async_trait::async_trait;
-use checkpoint_conformance::sources::{LogTransaction, SourceLog};
+use checkpoint_conformance::sources::{AppendsAtOnce, AtOnce, LogTransaction, SourceLog};
 use checkpoint_core::source::SourceError;
 use checkpoint_source_nats::NatsSource;
 use tokio::sync::RwLockReadGuard;
@@ -45,35 +45,22 @@ impl SourceLog for NatsLog {
     }
 
     async fn begin(&self) -> Result<Box<dyn LogTransaction + '_>, SourceError> {
-        Ok(Box::new(Publishes(&self.source)))
+        Ok(Box::new(AtOnce(self)))
     }
 }
 
-struct Publishes<'a>(&'a NatsSource);
-
 #[async_trait]
-impl LogTransaction for Publishes<'_> {
-    async fn append(
-        &mut self,
+impl AppendsAtOnce for NatsLog {
+    async fn append_now(
+        &self,
         partition: u32,
         key: &str,
         payload: &[u8],
     ) -> Result<(), SourceError> {
-        self.0
+        self.source
             .append(partition, Some(key), payload.to_vec())
             .await
             .map(|_| ())
-    }
-
-    async fn commit(self: Box<Self>) -> Result<(), SourceError> {
-        Ok(())
-    }
-
-    async fn rollback(self: Box<Self>) -> Result<(), SourceError> {
-        Err(SourceError::InvalidInput {
-            argument: "rollback",
-            reason: "a JetStream publish is stored when acknowledged".into(),
-        })
     }
 }
 
