@@ -41,17 +41,22 @@ impl Cache {
     /// Keeps `fetched` (fetched from `from`) when a read up to `next` left some of it unread;
     /// forgets the partition's fetch otherwise.
     pub(crate) fn keep(&self, partition: u32, from: u64, fetched: Fetched, next: u64) {
-        let mut partitions = self
-            .partitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
         match batches::whole_end(&fetched) {
             Some(end) if next < end => {
-                partitions.insert(partition, Kept { from, end, fetched });
+                self.partitions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(partition, Kept { from, end, fetched });
             }
-            _ => {
-                partitions.remove(&partition);
-            }
+            _ => self.forget(partition),
         }
+    }
+
+    /// Forgets the partition's fetch: a read took the rest of it.
+    pub(crate) fn forget(&self, partition: u32) {
+        self.partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&partition);
     }
 }

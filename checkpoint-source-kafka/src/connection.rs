@@ -55,16 +55,20 @@ impl Connection {
 
     /// The highest version of `R` within `ours` that this broker speaks.
     pub(crate) fn version<R: Request>(&self, ours: RangeInclusive<i16>) -> Result<i16, WireError> {
-        let name = ApiKey::try_from(R::KEY)
-            .map_or_else(|_| format!("API {}", R::KEY), |key| format!("{key:?}"));
+        // Named only for an error: every request passes here.
+        let name = || {
+            ApiKey::try_from(R::KEY)
+                .map_or_else(|_| format!("API {}", R::KEY), |key| format!("{key:?}"))
+        };
         let theirs = self.versions.get(&R::KEY).ok_or_else(|| {
-            WireError::Protocol(format!("the broker does not serve {name} at all"))
+            WireError::Protocol(format!("the broker does not serve {} at all", name()))
         })?;
         let highest = (*ours.end()).min(*theirs.end());
         let lowest = (*ours.start()).max(*theirs.start());
         if highest < lowest {
             return Err(WireError::Protocol(format!(
-                "the broker serves {name} versions {theirs:?}, this source speaks {ours:?}"
+                "the broker serves {} versions {theirs:?}, this source speaks {ours:?}",
+                name()
             )));
         }
         Ok(highest)

@@ -186,7 +186,7 @@ impl Source for KafkaSource {
             self.cache.keep(partition, fetched_from, fetched, page.next);
         } else if page.entries.len() < max {
             // Read to its end: the next read fetches.
-            self.cache.keep(partition, from, fetched, u64::MAX);
+            self.cache.forget(partition);
         }
         Ok(page)
     }

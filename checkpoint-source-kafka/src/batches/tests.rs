@@ -233,9 +233,12 @@ fn a_kept_fetch_serves_the_reads_inside_it_until_one_reads_it_to_its_end() {
     let kept = cache.covering(0, 12).expect("kept");
     assert_eq!(positions(kept, 12, 10), (vec![12, 13], 14));
     assert!(cache.covering(0, 14).is_none(), "past its end");
-    cache.keep(0, 10, records, 14);
+    cache.keep(0, 10, records.clone(), 14);
     assert!(
         cache.covering(0, 12).is_none(),
         "read to its end: forgotten"
     );
+    cache.keep(0, 10, records, 12);
+    cache.forget(0);
+    assert!(cache.covering(0, 12).is_none(), "forgotten on demand");
 }
