@@ -11,7 +11,7 @@
 //! ```text
 //! CheckpointStore::save(group, subscription, partition, position)       (through_door!)
 //!   └─ front::save: validate_save → span "checkpoint.save" → Door::bound(Save, …)
-//!        └─ CheckpointDoor::save(Checked, …): the backend's one request
+//!        └─ CheckpointDoor::send_save(Checked, …): the backend's one request
 //! ```
 //!
 //! Every door method takes a [`Checked`] first: only the front can make one, so a door is
@@ -19,9 +19,10 @@
 //! the door traits in scope still cannot reach it around the front.
 //!
 //! The in-memory store is written this way too, and the kit's tests run it: a door of your
-//! own gets the same front. A door and a contract trait share their method names, so a module
-//! that has both in scope calls the contract's through it (`CheckpointStore::save(&store, …)`)
-//! or imports only one of them.
+//! own gets the same front. A door method is named after the contract's operation it serves,
+//! with the prefix `send_` (the door sends the request: `CheckpointDoor::send_save` for
+//! `CheckpointStore::save`), so a module may have both traits in scope and call `store.save(…)`
+//! with no ambiguity.
 //!
 //! A store of your own, through its door (here a map under a lock; a real one sends a request
 //! to its server in each method):
@@ -58,7 +59,7 @@
 //! }
 //!
 //! impl CheckpointDoor for MapStore {
-//!     async fn list(&self, _: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+//!     async fn send_list(&self, _: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
 //!         let map = self.0.lock().unwrap();
 //!         Ok(map
 //!             .iter()
@@ -67,18 +68,36 @@
 //!             .collect())
 //!     }
 //!
-//!     async fn load(&self, _: Checked, g: &str, s: &str, p: u32) -> Result<Option<u64>, Error> {
+//!     async fn send_load(
+//!         &self,
+//!         _: Checked,
+//!         g: &str,
+//!         s: &str,
+//!         p: u32,
+//!     ) -> Result<Option<u64>, Error> {
 //!         Ok(self.0.lock().unwrap().get(&(g.into(), s.into(), p)).copied())
 //!     }
 //!
-//!     async fn save(&self, _: Checked, g: &str, s: &str, p: u32, to: u64) -> Result<(), Error> {
+//!     async fn send_save(
+//!         &self,
+//!         _: Checked,
+//!         g: &str,
+//!         s: &str,
+//!         p: u32,
+//!         to: u64,
+//!     ) -> Result<(), Error> {
 //!         let mut map = self.0.lock().unwrap();
 //!         let stored = map.entry((g.into(), s.into(), p)).or_insert(to);
 //!         *stored = (*stored).max(to);
 //!         Ok(())
 //!     }
 //!
-//!     async fn save_all(&self, _: Checked, g: &str, all: &[Checkpoint]) -> Result<(), Error> {
+//!     async fn send_save_all(
+//!         &self,
+//!         _: Checked,
+//!         g: &str,
+//!         all: &[Checkpoint],
+//!     ) -> Result<(), Error> {
 //!         let mut map = self.0.lock().unwrap();
 //!         for c in all {
 //!             let key = (g.into(), c.subscription.clone(), c.partition);
@@ -90,8 +109,8 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! // As its users see it (with the door traits in scope too, `store.save` would be ambiguous).
-//! let store: &dyn CheckpointStore = &MapStore::default();
+//! // As its users see it: the contract's methods, through the front (the door's are `send_*`).
+//! let store = MapStore::default();
 //! store.save("billing", "invoices", 0, 10).await?;
 //! store.save("billing", "invoices", 0, 3).await?; // behind: changes nothing
 //! assert_eq!(store.load("billing", "invoices", 0).await?, Some(10));

@@ -147,7 +147,7 @@ impl Door for InMemoryCheckpointStore {
 }
 
 impl CheckpointDoor for InMemoryCheckpointStore {
-    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+    async fn send_list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let state = self.state();
         Ok(state
             .groups
@@ -163,7 +163,7 @@ impl CheckpointDoor for InMemoryCheckpointStore {
             .unwrap_or_default())
     }
 
-    async fn load(
+    async fn send_load(
         &self,
         _checked: Checked,
         group: &str,
@@ -178,7 +178,7 @@ impl CheckpointDoor for InMemoryCheckpointStore {
             .map(|entry| entry.position))
     }
 
-    async fn save(
+    async fn send_save(
         &self,
         _checked: Checked,
         group: &str,
@@ -190,7 +190,7 @@ impl CheckpointDoor for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn save_all(
+    async fn send_save_all(
         &self,
         _checked: Checked,
         group: &str,
@@ -210,7 +210,7 @@ impl CheckpointDoor for InMemoryCheckpointStore {
 }
 
 impl ExclusiveDoor for InMemoryCheckpointStore {
-    async fn claim(
+    async fn send_claim(
         &self,
         _checked: Checked,
         group: &str,
@@ -245,7 +245,7 @@ impl ExclusiveDoor for InMemoryCheckpointStore {
         }
     }
 
-    async fn advance(
+    async fn send_advance(
         &self,
         _checked: Checked,
         group: &str,

@@ -5,7 +5,7 @@ use crate::memory::Entry;
 use crate::{Error, InMemoryCheckpointStore};
 
 impl AdminDoor for InMemoryCheckpointStore {
-    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
+    async fn send_groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         let state = self.state();
         let mut groups: Vec<String> = state
             .groups
@@ -25,7 +25,7 @@ impl AdminDoor for InMemoryCheckpointStore {
         Ok(groups)
     }
 
-    async fn start_at(
+    async fn send_start_at(
         &self,
         _checked: Checked,
         group: &str,
@@ -52,7 +52,7 @@ impl AdminDoor for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn retire(
+    async fn send_retire(
         &self,
         _checked: Checked,
         group: &str,
@@ -70,7 +70,7 @@ impl AdminDoor for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
+    async fn send_retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         let state = self.state();
         Ok(state
             .retired
@@ -79,7 +79,12 @@ impl AdminDoor for InMemoryCheckpointStore {
             .unwrap_or_default())
     }
 
-    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
+    async fn send_purge(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let mut state = self.state();
         if state.is_retired(group, subscription) {
             if let Some(retired) = state.retired.get_mut(group) {

@@ -123,7 +123,7 @@ fn time_left(expires: Instant, now: Instant) -> Option<Duration> {
 }
 
 impl LeaseDoor for InMemoryCheckpointStore {
-    async fn acquire(
+    async fn send_acquire(
         &self,
         _checked: Checked,
         group: &str,
@@ -147,7 +147,7 @@ impl LeaseDoor for InMemoryCheckpointStore {
         }))
     }
 
-    async fn renew(
+    async fn send_renew(
         &self,
         _checked: Checked,
         group: &str,
@@ -164,7 +164,7 @@ impl LeaseDoor for InMemoryCheckpointStore {
         })
     }
 
-    async fn release(
+    async fn send_release(
         &self,
         _checked: Checked,
         group: &str,
@@ -182,7 +182,7 @@ impl LeaseDoor for InMemoryCheckpointStore {
         }))
     }
 
-    async fn leave(
+    async fn send_leave(
         &self,
         _checked: Checked,
         group: &str,
@@ -204,7 +204,7 @@ impl LeaseDoor for InMemoryCheckpointStore {
         }))
     }
 
-    async fn leases(
+    async fn send_leases(
         &self,
         _checked: Checked,
         group: &str,
@@ -238,7 +238,7 @@ impl LeaseDoor for InMemoryCheckpointStore {
         }))
     }
 
-    async fn request_handover(
+    async fn send_request_handover(
         &self,
         _checked: Checked,
         group: &str,

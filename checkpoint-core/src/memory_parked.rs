@@ -5,7 +5,12 @@ use crate::parked::ParkedEntry;
 use crate::{Error, InMemoryCheckpointStore};
 
 impl ParkedDoor for InMemoryCheckpointStore {
-    async fn park(&self, _checked: Checked, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
+    async fn send_park(
+        &self,
+        _checked: Checked,
+        group: &str,
+        entry: &ParkedEntry,
+    ) -> Result<(), Error> {
         let key = (entry.subscription.clone(), entry.partition, entry.position);
         let mut entry = entry.clone();
         entry.retry_requested = false;
@@ -17,7 +22,7 @@ impl ParkedDoor for InMemoryCheckpointStore {
         Ok(())
     }
 
-    async fn parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
+    async fn send_parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
         // The map's order is (subscription, partition, position), subscriptions by bytes.
         Ok(self
             .state()
@@ -27,7 +32,7 @@ impl ParkedDoor for InMemoryCheckpointStore {
             .unwrap_or_default())
     }
 
-    async fn retry_parked(
+    async fn send_retry_parked(
         &self,
         _checked: Checked,
         group: &str,
@@ -44,7 +49,7 @@ impl ParkedDoor for InMemoryCheckpointStore {
         Ok(entry.map(|entry| entry.retry_requested = true).is_some())
     }
 
-    async fn unpark(
+    async fn send_unpark(
         &self,
         _checked: Checked,
         group: &str,

@@ -9,10 +9,13 @@ use crate::validation::{validate_group, validate_key, validate_start_at};
 /// A backend's requests for [`CheckpointAdmin`](crate::CheckpointAdmin).
 pub trait AdminDoor: Door {
     /// Every group, sorted by bytes, each once.
-    fn groups(&self, checked: Checked) -> impl Future<Output = Result<Vec<String>, Error>> + Send;
+    fn send_groups(
+        &self,
+        checked: Checked,
+    ) -> impl Future<Output = Result<Vec<String>, Error>> + Send;
 
     /// Creates the subscription at `positions` (checked: not empty, no partition twice).
-    fn start_at(
+    fn send_start_at(
         &self,
         checked: Checked,
         group: &str,
@@ -21,7 +24,7 @@ pub trait AdminDoor: Door {
     ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// Retires the subscription.
-    fn retire(
+    fn send_retire(
         &self,
         checked: Checked,
         group: &str,
@@ -29,14 +32,14 @@ pub trait AdminDoor: Door {
     ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// The retired subscriptions of `group`, sorted, each once.
-    fn retired(
+    fn send_retired(
         &self,
         checked: Checked,
         group: &str,
     ) -> impl Future<Output = Result<Vec<String>, Error>> + Send;
 
     /// Removes every trace of a retired subscription.
-    fn purge(
+    fn send_purge(
         &self,
         checked: Checked,
         group: &str,
@@ -47,7 +50,7 @@ pub trait AdminDoor: Door {
 /// [`CheckpointAdmin::groups`](crate::CheckpointAdmin::groups) through `door`.
 pub async fn groups<D: AdminDoor>(door: &D) -> Result<Vec<String>, Error> {
     let span = span!("checkpoint.groups", door);
-    let request = door.groups(Checked::new());
+    let request = door.send_groups(Checked::new());
     call(door, Operation::Groups, span, request, |all| {
         Some(all.len())
     })
@@ -69,7 +72,7 @@ pub async fn start_at<D: AdminDoor>(
         subscription = subscription,
         partitions = positions.len()
     );
-    let request = door.start_at(Checked::new(), group, subscription, positions);
+    let request = door.send_start_at(Checked::new(), group, subscription, positions);
     call(door, Operation::StartAt, span, request, uncounted).await
 }
 
@@ -82,7 +85,7 @@ pub async fn retire<D: AdminDoor>(door: &D, group: &str, subscription: &str) -> 
         group = group,
         subscription = subscription
     );
-    let request = door.retire(Checked::new(), group, subscription);
+    let request = door.send_retire(Checked::new(), group, subscription);
     call(door, Operation::Retire, span, request, uncounted).await
 }
 
@@ -90,7 +93,7 @@ pub async fn retire<D: AdminDoor>(door: &D, group: &str, subscription: &str) -> 
 pub async fn retired<D: AdminDoor>(door: &D, group: &str) -> Result<Vec<String>, Error> {
     validate_group(group)?;
     let span = span!("checkpoint.retired", door, group = group);
-    let request = door.retired(Checked::new(), group);
+    let request = door.send_retired(Checked::new(), group);
     call(door, Operation::Retired, span, request, |all| {
         Some(all.len())
     })
@@ -106,6 +109,6 @@ pub async fn purge<D: AdminDoor>(door: &D, group: &str, subscription: &str) -> R
         group = group,
         subscription = subscription
     );
-    let request = door.purge(Checked::new(), group, subscription);
+    let request = door.send_purge(Checked::new(), group, subscription);
     call(door, Operation::Purge, span, request, uncounted).await
 }

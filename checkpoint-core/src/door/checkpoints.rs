@@ -11,14 +11,14 @@ use crate::validation::{validate_batch, validate_group, validate_key, validate_s
 /// front with checked input, in the operation's span and under [`Door::bound`].
 pub trait CheckpointDoor: Door {
     /// Every checkpoint of `group`.
-    fn list(
+    fn send_list(
         &self,
         checked: Checked,
         group: &str,
     ) -> impl Future<Output = Result<Vec<Checkpoint>, Error>> + Send;
 
     /// The stored position, if any.
-    fn load(
+    fn send_load(
         &self,
         checked: Checked,
         group: &str,
@@ -27,7 +27,7 @@ pub trait CheckpointDoor: Door {
     ) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
 
     /// Moves the checkpoint to `position` if that is ahead.
-    fn save(
+    fn send_save(
         &self,
         checked: Checked,
         group: &str,
@@ -37,7 +37,7 @@ pub trait CheckpointDoor: Door {
     ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// Saves every one of `checkpoints` (never empty: the front answers an empty batch).
-    fn save_all(
+    fn send_save_all(
         &self,
         checked: Checked,
         group: &str,
@@ -49,7 +49,7 @@ pub trait CheckpointDoor: Door {
 pub async fn list<D: CheckpointDoor>(door: &D, group: &str) -> Result<Vec<Checkpoint>, Error> {
     validate_group(group)?;
     let span = span!("checkpoint.list", door, group = group);
-    let request = door.list(Checked::new(), group);
+    let request = door.send_list(Checked::new(), group);
     call(door, Operation::List, span, request, |all| Some(all.len())).await
 }
 
@@ -68,7 +68,7 @@ pub async fn load<D: CheckpointDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.load(Checked::new(), group, subscription, partition);
+    let request = door.send_load(Checked::new(), group, subscription, partition);
     call(door, Operation::Load, span, request, uncounted).await
 }
 
@@ -88,7 +88,7 @@ pub async fn save<D: CheckpointDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.save(Checked::new(), group, subscription, partition, position);
+    let request = door.send_save(Checked::new(), group, subscription, partition, position);
     call(door, Operation::Save, span, request, uncounted).await
 }
 
@@ -109,6 +109,6 @@ pub async fn save_all<D: CheckpointDoor>(
         group = group,
         batch_size = checkpoints.len()
     );
-    let request = door.save_all(Checked::new(), group, checkpoints);
+    let request = door.send_save_all(Checked::new(), group, checkpoints);
     call(door, Operation::SaveAll, span, request, uncounted).await
 }

@@ -10,7 +10,7 @@ use crate::validation::{validate_advance, validate_claim};
 /// A backend's requests for [`ExclusiveCheckpointStore`](crate::ExclusiveCheckpointStore).
 pub trait ExclusiveDoor: Door {
     /// The stored position, created at `initial_position` with `fingerprint` on first use.
-    fn claim(
+    fn send_claim(
         &self,
         checked: Checked,
         group: &str,
@@ -21,7 +21,7 @@ pub trait ExclusiveDoor: Door {
     ) -> impl Future<Output = Result<u64, Error>> + Send;
 
     /// Moves the position from `from` to `to` if it is still `from`.
-    fn advance(
+    fn send_advance(
         &self,
         checked: Checked,
         group: &str,
@@ -49,7 +49,7 @@ pub async fn claim<D: ExclusiveDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.claim(
+    let request = door.send_claim(
         Checked::new(),
         group,
         subscription,
@@ -78,6 +78,6 @@ pub async fn advance<D: ExclusiveDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.advance(Checked::new(), group, subscription, partition, from, to);
+    let request = door.send_advance(Checked::new(), group, subscription, partition, from, to);
     call(door, Operation::Advance, span, request, uncounted).await
 }

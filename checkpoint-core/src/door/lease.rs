@@ -15,7 +15,7 @@ use crate::validation::{
 /// server's clock.
 pub trait LeaseDoor: Door {
     /// Grants `owner` the free, expired or own `partitions` and renews all it holds.
-    fn acquire(
+    fn send_acquire(
         &self,
         checked: Checked,
         group: &str,
@@ -26,7 +26,7 @@ pub trait LeaseDoor: Door {
     ) -> impl Future<Output = Result<Acquired, Error>> + Send;
 
     /// Renews every lease `owner` holds.
-    fn renew(
+    fn send_renew(
         &self,
         checked: Checked,
         group: &str,
@@ -36,7 +36,7 @@ pub trait LeaseDoor: Door {
     ) -> impl Future<Output = Result<Vec<HeldLease>, Error>> + Send;
 
     /// Releases the `partitions` `owner` holds live.
-    fn release(
+    fn send_release(
         &self,
         checked: Checked,
         group: &str,
@@ -46,7 +46,7 @@ pub trait LeaseDoor: Door {
     ) -> impl Future<Output = Result<Released, Error>> + Send;
 
     /// Releases every lease of `owner` and ends its heartbeat.
-    fn leave(
+    fn send_leave(
         &self,
         checked: Checked,
         group: &str,
@@ -55,7 +55,7 @@ pub trait LeaseDoor: Door {
     ) -> impl Future<Output = Result<Vec<u32>, Error>> + Send;
 
     /// The live leases and owners.
-    fn leases(
+    fn send_leases(
         &self,
         checked: Checked,
         group: &str,
@@ -63,7 +63,7 @@ pub trait LeaseDoor: Door {
     ) -> impl Future<Output = Result<LeaseTable, Error>> + Send;
 
     /// Marks the live leases of `partitions` as asked for by `requester`.
-    fn request_handover(
+    fn send_request_handover(
         &self,
         checked: Checked,
         group: &str,
@@ -90,7 +90,7 @@ pub async fn acquire<D: LeaseDoor>(
         subscription = subscription,
         partitions = partitions.len()
     );
-    let request = door.acquire(
+    let request = door.send_acquire(
         Checked::new(),
         group,
         subscription,
@@ -117,7 +117,7 @@ pub async fn renew<D: LeaseDoor>(
         group = group,
         subscription = subscription
     );
-    let request = door.renew(Checked::new(), group, subscription, owner, duration);
+    let request = door.send_renew(Checked::new(), group, subscription, owner, duration);
     call(door, Operation::Renew, span, request, |held| {
         Some(held.len())
     })
@@ -140,7 +140,7 @@ pub async fn release<D: LeaseDoor>(
         subscription = subscription,
         partitions = partitions.len()
     );
-    let request = door.release(Checked::new(), group, subscription, owner, partitions);
+    let request = door.send_release(Checked::new(), group, subscription, owner, partitions);
     let count = |released: &Released| Some(released.released.len());
     call(door, Operation::Release, span, request, count).await
 }
@@ -159,7 +159,7 @@ pub async fn leave<D: LeaseDoor>(
         group = group,
         subscription = subscription
     );
-    let request = door.leave(Checked::new(), group, subscription, owner);
+    let request = door.send_leave(Checked::new(), group, subscription, owner);
     call(door, Operation::Leave, span, request, |left| {
         Some(left.len())
     })
@@ -179,7 +179,7 @@ pub async fn leases<D: LeaseDoor>(
         group = group,
         subscription = subscription
     );
-    let request = door.leases(Checked::new(), group, subscription);
+    let request = door.send_leases(Checked::new(), group, subscription);
     let count = |table: &LeaseTable| Some(table.leases.len());
     call(door, Operation::Leases, span, request, count).await
 }
@@ -200,6 +200,7 @@ pub async fn request_handover<D: LeaseDoor>(
         subscription = subscription,
         partitions = partitions.len()
     );
-    let request = door.request_handover(Checked::new(), group, subscription, requester, partitions);
+    let request =
+        door.send_request_handover(Checked::new(), group, subscription, requester, partitions);
     call(door, Operation::RequestHandover, span, request, uncounted).await
 }

@@ -10,7 +10,7 @@ use crate::validation::validate_group;
 /// A backend's requests for [`ParkedStore`](crate::parked::ParkedStore).
 pub trait ParkedDoor: Door {
     /// Records `entry`, replacing one parked at the same place.
-    fn park(
+    fn send_park(
         &self,
         checked: Checked,
         group: &str,
@@ -18,14 +18,14 @@ pub trait ParkedDoor: Door {
     ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// Every entry parked under `group`, sorted.
-    fn parked(
+    fn send_parked(
         &self,
         checked: Checked,
         group: &str,
     ) -> impl Future<Output = Result<Vec<ParkedEntry>, Error>> + Send;
 
     /// Sets the entry's `retry_requested`; whether it was parked.
-    fn retry_parked(
+    fn send_retry_parked(
         &self,
         checked: Checked,
         group: &str,
@@ -35,7 +35,7 @@ pub trait ParkedDoor: Door {
     ) -> impl Future<Output = Result<bool, Error>> + Send;
 
     /// Removes the entry; whether it was parked.
-    fn unpark(
+    fn send_unpark(
         &self,
         checked: Checked,
         group: &str,
@@ -54,7 +54,7 @@ pub async fn park<D: ParkedDoor>(door: &D, group: &str, entry: &ParkedEntry) -> 
         group = group,
         subscription = entry.subscription.as_str()
     );
-    let request = door.park(Checked::new(), group, entry);
+    let request = door.send_park(Checked::new(), group, entry);
     call(door, Operation::Park, span, request, uncounted).await
 }
 
@@ -62,7 +62,7 @@ pub async fn park<D: ParkedDoor>(door: &D, group: &str, entry: &ParkedEntry) -> 
 pub async fn parked<D: ParkedDoor>(door: &D, group: &str) -> Result<Vec<ParkedEntry>, Error> {
     validate_group(group)?;
     let span = span!("checkpoint.parked", door, group = group);
-    let request = door.parked(Checked::new(), group);
+    let request = door.send_parked(Checked::new(), group);
     call(door, Operation::Parked, span, request, |all| {
         Some(all.len())
     })
@@ -85,7 +85,7 @@ pub async fn retry_parked<D: ParkedDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.retry_parked(Checked::new(), group, subscription, partition, position);
+    let request = door.send_retry_parked(Checked::new(), group, subscription, partition, position);
     call(door, Operation::RetryParked, span, request, uncounted).await
 }
 
@@ -105,6 +105,6 @@ pub async fn unpark<D: ParkedDoor>(
         subscription = subscription,
         partition = partition
     );
-    let request = door.unpark(Checked::new(), group, subscription, partition, position);
+    let request = door.send_unpark(Checked::new(), group, subscription, partition, position);
     call(door, Operation::Unpark, span, request, uncounted).await
 }

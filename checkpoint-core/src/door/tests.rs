@@ -47,26 +47,26 @@ impl Door for Recording {
 }
 
 impl CheckpointDoor for Recording {
-    async fn list(&self, _: Checked, _: &str) -> Result<Vec<Checkpoint>, Error> {
+    async fn send_list(&self, _: Checked, _: &str) -> Result<Vec<Checkpoint>, Error> {
         self.reached("list");
         Ok(Vec::new())
     }
-    async fn load(&self, _: Checked, _: &str, _: &str, _: u32) -> Result<Option<u64>, Error> {
+    async fn send_load(&self, _: Checked, _: &str, _: &str, _: u32) -> Result<Option<u64>, Error> {
         self.reached("load");
         Ok(None)
     }
-    async fn save(&self, _: Checked, _: &str, _: &str, _: u32, _: u64) -> Result<(), Error> {
+    async fn send_save(&self, _: Checked, _: &str, _: &str, _: u32, _: u64) -> Result<(), Error> {
         self.reached("save");
         Ok(())
     }
-    async fn save_all(&self, _: Checked, _: &str, _: &[Checkpoint]) -> Result<(), Error> {
+    async fn send_save_all(&self, _: Checked, _: &str, _: &[Checkpoint]) -> Result<(), Error> {
         self.reached("save_all");
         Ok(())
     }
 }
 
 impl ExclusiveDoor for Recording {
-    async fn claim(
+    async fn send_claim(
         &self,
         _: Checked,
         _: &str,
@@ -78,7 +78,7 @@ impl ExclusiveDoor for Recording {
         self.reached("claim");
         Ok(initial)
     }
-    async fn advance(
+    async fn send_advance(
         &self,
         _: Checked,
         _: &str,
@@ -93,30 +93,36 @@ impl ExclusiveDoor for Recording {
 }
 
 impl AdminDoor for Recording {
-    async fn groups(&self, _: Checked) -> Result<Vec<String>, Error> {
+    async fn send_groups(&self, _: Checked) -> Result<Vec<String>, Error> {
         self.reached("groups");
         Ok(Vec::new())
     }
-    async fn start_at(&self, _: Checked, _: &str, _: &str, _: &[(u32, u64)]) -> Result<(), Error> {
+    async fn send_start_at(
+        &self,
+        _: Checked,
+        _: &str,
+        _: &str,
+        _: &[(u32, u64)],
+    ) -> Result<(), Error> {
         self.reached("start_at");
         Ok(())
     }
-    async fn retire(&self, _: Checked, _: &str, _: &str) -> Result<(), Error> {
+    async fn send_retire(&self, _: Checked, _: &str, _: &str) -> Result<(), Error> {
         self.reached("retire");
         Ok(())
     }
-    async fn retired(&self, _: Checked, _: &str) -> Result<Vec<String>, Error> {
+    async fn send_retired(&self, _: Checked, _: &str) -> Result<Vec<String>, Error> {
         self.reached("retired");
         Ok(Vec::new())
     }
-    async fn purge(&self, _: Checked, _: &str, _: &str) -> Result<(), Error> {
+    async fn send_purge(&self, _: Checked, _: &str, _: &str) -> Result<(), Error> {
         self.reached("purge");
         Ok(())
     }
 }
 
 impl LeaseDoor for Recording {
-    async fn acquire(
+    async fn send_acquire(
         &self,
         _: Checked,
         _: &str,
@@ -128,7 +134,7 @@ impl LeaseDoor for Recording {
         self.reached("acquire");
         Ok(Acquired::default())
     }
-    async fn renew(
+    async fn send_renew(
         &self,
         _: Checked,
         _: &str,
@@ -139,7 +145,7 @@ impl LeaseDoor for Recording {
         self.reached("renew");
         Ok(Vec::new())
     }
-    async fn release(
+    async fn send_release(
         &self,
         _: Checked,
         _: &str,
@@ -150,15 +156,15 @@ impl LeaseDoor for Recording {
         self.reached("release");
         Ok(Released::default())
     }
-    async fn leave(&self, _: Checked, _: &str, _: &str, _: &str) -> Result<Vec<u32>, Error> {
+    async fn send_leave(&self, _: Checked, _: &str, _: &str, _: &str) -> Result<Vec<u32>, Error> {
         self.reached("leave");
         Ok(Vec::new())
     }
-    async fn leases(&self, _: Checked, _: &str, _: &str) -> Result<LeaseTable, Error> {
+    async fn send_leases(&self, _: Checked, _: &str, _: &str) -> Result<LeaseTable, Error> {
         self.reached("leases");
         Ok(LeaseTable::default())
     }
-    async fn request_handover(
+    async fn send_request_handover(
         &self,
         _: Checked,
         _: &str,
@@ -172,15 +178,15 @@ impl LeaseDoor for Recording {
 }
 
 impl ParkedDoor for Recording {
-    async fn park(&self, _: Checked, _: &str, _: &ParkedEntry) -> Result<(), Error> {
+    async fn send_park(&self, _: Checked, _: &str, _: &ParkedEntry) -> Result<(), Error> {
         self.reached("park");
         Ok(())
     }
-    async fn parked(&self, _: Checked, _: &str) -> Result<Vec<ParkedEntry>, Error> {
+    async fn send_parked(&self, _: Checked, _: &str) -> Result<Vec<ParkedEntry>, Error> {
         self.reached("parked");
         Ok(Vec::new())
     }
-    async fn retry_parked(
+    async fn send_retry_parked(
         &self,
         _: Checked,
         _: &str,
@@ -191,7 +197,14 @@ impl ParkedDoor for Recording {
         self.reached("retry_parked");
         Ok(true)
     }
-    async fn unpark(&self, _: Checked, _: &str, _: &str, _: u32, _: u64) -> Result<bool, Error> {
+    async fn send_unpark(
+        &self,
+        _: Checked,
+        _: &str,
+        _: &str,
+        _: u32,
+        _: u64,
+    ) -> Result<bool, Error> {
         self.reached("unpark");
         Ok(true)
     }
@@ -206,52 +219,38 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
 
 const SECOND: Duration = Duration::from_secs(1);
 
-/// The store as a user sees it: the contract's traits only (the door traits have the same
-/// method names, so with both in scope a call would be ambiguous).
-trait Contract:
-    CheckpointStore + ExclusiveCheckpointStore + CheckpointAdmin + LeaseStore + ParkedStore
-{
-}
-
-impl<S> Contract for S where
-    S: CheckpointStore + ExclusiveCheckpointStore + CheckpointAdmin + LeaseStore + ParkedStore
-{
-}
-
-fn contract(door: &Recording) -> &impl Contract {
-    door
-}
-
 #[test]
 fn every_operation_is_bounded_once_under_its_own_name_and_reaches_its_request() {
     let recording = Recording::default();
-    let door = contract(&recording);
+    // The contract's methods, with the door traits in scope too (theirs are `send_*`).
+    let store = &recording;
     let entry = ParkedEntry::new("s", 0, 1, "failed", 1);
     let batch = [Checkpoint::new("s", 0, 1)];
     run(async {
-        door.list("g").await.unwrap();
-        door.load("g", "s", 0).await.unwrap();
-        door.save("g", "s", 0, 1).await.unwrap();
-        door.save_all("g", &batch).await.unwrap();
-        door.claim("g", "s", 0, Fingerprint::from_bytes([0; 32]), 1)
+        store.list("g").await.unwrap();
+        store.load("g", "s", 0).await.unwrap();
+        store.save("g", "s", 0, 1).await.unwrap();
+        store.save_all("g", &batch).await.unwrap();
+        store
+            .claim("g", "s", 0, Fingerprint::from_bytes([0; 32]), 1)
             .await
             .unwrap();
-        door.advance("g", "s", 0, 1, 2).await.unwrap();
-        door.groups().await.unwrap();
-        door.start_at("g", "s", &[(0, 1)]).await.unwrap();
-        door.retire("g", "s").await.unwrap();
-        door.retired("g").await.unwrap();
-        door.purge("g", "s").await.unwrap();
-        door.acquire("g", "s", "o", &[0], SECOND).await.unwrap();
-        door.renew("g", "s", "o", SECOND).await.unwrap();
-        door.release("g", "s", "o", &[0]).await.unwrap();
-        door.leave("g", "s", "o").await.unwrap();
-        door.leases("g", "s").await.unwrap();
-        door.request_handover("g", "s", "o", &[0]).await.unwrap();
-        door.park("g", &entry).await.unwrap();
-        door.parked("g").await.unwrap();
-        door.retry_parked("g", "s", 0, 1).await.unwrap();
-        door.unpark("g", "s", 0, 1).await.unwrap();
+        store.advance("g", "s", 0, 1, 2).await.unwrap();
+        store.groups().await.unwrap();
+        store.start_at("g", "s", &[(0, 1)]).await.unwrap();
+        store.retire("g", "s").await.unwrap();
+        store.retired("g").await.unwrap();
+        store.purge("g", "s").await.unwrap();
+        store.acquire("g", "s", "o", &[0], SECOND).await.unwrap();
+        store.renew("g", "s", "o", SECOND).await.unwrap();
+        store.release("g", "s", "o", &[0]).await.unwrap();
+        store.leave("g", "s", "o").await.unwrap();
+        store.leases("g", "s").await.unwrap();
+        store.request_handover("g", "s", "o", &[0]).await.unwrap();
+        store.park("g", &entry).await.unwrap();
+        store.parked("g").await.unwrap();
+        store.retry_parked("g", "s", 0, 1).await.unwrap();
+        store.unpark("g", "s", 0, 1).await.unwrap();
     });
     let reached = recording.reached.lock().unwrap().clone();
     let bound: Vec<String> = recording
@@ -268,26 +267,28 @@ fn every_operation_is_bounded_once_under_its_own_name_and_reaches_its_request() 
 #[test]
 fn input_the_contract_refuses_never_reaches_the_door() {
     let recording = Recording::default();
-    let door = contract(&recording);
+    // The contract's methods, with the door traits in scope too (theirs are `send_*`).
+    let store = &recording;
     let too_far = crate::validation::MAX_POSITION + 1;
     let entry = ParkedEntry::new("s", 0, too_far, "failed", 1);
     run(async {
-        assert!(door.list("").await.is_err());
-        assert!(door.load("g", "", 0).await.is_err());
-        assert!(door.save("g", "s", 0, too_far).await.is_err());
+        assert!(store.list("").await.is_err());
+        assert!(store.load("g", "", 0).await.is_err());
+        assert!(store.save("g", "s", 0, too_far).await.is_err());
         let batch = [Checkpoint::new("s", 0, too_far)];
-        assert!(door.save_all("g", &batch).await.is_err());
-        assert!(door.advance("g", "s", 0, 2, 2).await.is_err());
-        assert!(door.start_at("g", "s", &[]).await.is_err());
+        assert!(store.save_all("g", &batch).await.is_err());
+        assert!(store.advance("g", "s", 0, 2, 2).await.is_err());
+        assert!(store.start_at("g", "s", &[]).await.is_err());
         assert!(
-            door.acquire("g", "s", "o", &[0], Duration::ZERO)
+            store
+                .acquire("g", "s", "o", &[0], Duration::ZERO)
                 .await
                 .is_err()
         );
-        assert!(door.request_handover("g", "s", "", &[0]).await.is_err());
-        assert!(door.park("g", &entry).await.is_err());
+        assert!(store.request_handover("g", "s", "", &[0]).await.is_err());
+        assert!(store.park("g", &entry).await.is_err());
         // An empty batch is answered by the front, with no request.
-        door.save_all("g", &[]).await.unwrap();
+        store.save_all("g", &[]).await.unwrap();
     });
     assert_eq!(*recording.reached.lock().unwrap(), Vec::<&str>::new());
     assert_eq!(*recording.bound.lock().unwrap(), Vec::<Operation>::new());
