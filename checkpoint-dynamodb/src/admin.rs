@@ -155,7 +155,7 @@ impl AdminDoor for DynamoDbCheckpointStore {
     /// consistent `Query` with `Limit` 1 of its last item that is a tombstone or a live
     /// checkpoint (a group emptied by `purge` keeps its marker, and is left out). On a table
     /// without the "markers complete" item, the markers are filled in first, once.
-    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
+    async fn send_groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         let marked = self.marked_groups().await?;
         // Each request of a check is bounded by the timeout, not the check (`is_shown`).
         let checked: Vec<(String, bool)> = stream::iter(marked)
@@ -182,7 +182,7 @@ impl AdminDoor for DynamoDbCheckpointStore {
     /// it takes back what it created and tries again after a random pause (four attempts in
     /// all), so of two calls that refused each other one usually goes through. Not
     /// all-or-nothing: see the [crate documentation](crate).
-    async fn start_at(
+    async fn send_start_at(
         &self,
         _checked: Checked,
         group: &str,
@@ -210,7 +210,7 @@ impl AdminDoor for DynamoDbCheckpointStore {
     /// A `PutItem` of the group's marker (unless this instance wrote it already), then one of
     /// the tombstone, then a consistent `Query` of the group, every page followed, and an
     /// `UpdateItem` setting `retired` on each of the subscription's items.
-    async fn retire(
+    async fn send_retire(
         &self,
         _checked: Checked,
         group: &str,
@@ -238,7 +238,7 @@ impl AdminDoor for DynamoDbCheckpointStore {
 
     /// A consistent `Query` of the group's tombstones (`begins_with` on the sort key), every
     /// page followed.
-    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
+    async fn send_retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         let (names, _pages) = self
             .every_page(Operation::Retired, |start| {
                 tombstones_page(self, group, start)
@@ -253,7 +253,12 @@ impl AdminDoor for DynamoDbCheckpointStore {
     /// per lease and heartbeat; last, one of the tombstone. Without a tombstone, live
     /// checkpoints are refused ([`Error::NotRetired`]), retired leftovers deleted, and leases
     /// left alone.
-    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
+    async fn send_purge(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let op = Operation::Purge;
         let found = read_subscription(self, op, group, subscription).await?;
         if !found.tombstone && found.items.iter().any(|item| item.is_live()) {

@@ -91,7 +91,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
     /// subscription's leases (one per page), then an `UpdateItem` of the owner's heartbeat,
     /// then one conditional write per partition to grant, and one `UpdateItem` per dead owner
     /// to take over from: see the [crate documentation](crate).
-    async fn acquire(
+    async fn send_acquire(
         &self,
         _checked: Checked,
         group: &str,
@@ -115,7 +115,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
     /// A conditional `UpdateItem` of the owner's heartbeat, a consistent `GetItem` of the
     /// tombstone and a consistent `Query` of the subscription's leases (one per page), all at
     /// once; only the `GetItem` when this instance does not hold the owner live.
-    async fn renew(
+    async fn send_renew(
         &self,
         _checked: Checked,
         group: &str,
@@ -154,7 +154,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
 
     /// One conditional `UpdateItem` per partition (none when this instance does not hold the
     /// owner live: then nothing is held).
-    async fn release(
+    async fn send_release(
         &self,
         _checked: Checked,
         group: &str,
@@ -202,7 +202,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
 
     /// An `UpdateItem` ending the owner's heartbeat (a new generation: every lease it held is
     /// free at once) beside a consistent `Query` of the subscription's leases (one per page).
-    async fn leave(
+    async fn send_leave(
         &self,
         _checked: Checked,
         group: &str,
@@ -228,7 +228,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
     }
 
     /// A consistent `Query` of the subscription's leases, one per page.
-    async fn leases(
+    async fn send_leases(
         &self,
         _checked: Checked,
         group: &str,
@@ -265,7 +265,7 @@ impl LeaseDoor for DynamoDbCheckpointStore {
 
     /// A consistent `Query` of the subscription's leases (one per page), then a conditional
     /// `UpdateItem` per partition named that another owner holds live.
-    async fn request_handover(
+    async fn send_request_handover(
         &self,
         _checked: Checked,
         group: &str,

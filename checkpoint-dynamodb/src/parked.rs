@@ -12,14 +12,19 @@ use crate::requests::parked as requests;
 impl ParkedDoor for DynamoDbCheckpointStore {
     /// One `PutItem` of the whole item: a record parked before is replaced, its retry request
     /// cleared.
-    async fn park(&self, _checked: Checked, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
+    async fn send_park(
+        &self,
+        _checked: Checked,
+        group: &str,
+        entry: &ParkedEntry,
+    ) -> Result<(), Error> {
         self.within(Operation::Park, requests::park(self, group, entry))
             .await
     }
 
     /// One consistent `Query` of the group's parked partition key, followed through every page,
     /// sorted here (the sort key orders by partition first).
-    async fn parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
+    async fn send_parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
         let (mut entries, pages) = self
             .every_page(Operation::Parked, |start| {
                 requests::parked_page(self, group, start)
@@ -37,7 +42,7 @@ impl ParkedDoor for DynamoDbCheckpointStore {
     }
 
     /// One `UpdateItem` with the condition `attribute_exists(key)`; a refusal is `Ok(false)`.
-    async fn retry_parked(
+    async fn send_retry_parked(
         &self,
         _checked: Checked,
         group: &str,
@@ -51,7 +56,7 @@ impl ParkedDoor for DynamoDbCheckpointStore {
     }
 
     /// One `DeleteItem` with the condition `attribute_exists(key)`; a refusal is `Ok(false)`.
-    async fn unpark(
+    async fn send_unpark(
         &self,
         _checked: Checked,
         group: &str,

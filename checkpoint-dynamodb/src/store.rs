@@ -243,7 +243,7 @@ impl Door for DynamoDbCheckpointStore {
 impl CheckpointDoor for DynamoDbCheckpointStore {
     /// One `Query` on the group's partition key with `ConsistentRead`, followed through every
     /// page.
-    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+    async fn send_list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let (checkpoints, pages) = self
             .every_page(Operation::List, |start| {
                 checkpoint::list_page(self, group, start)
@@ -254,7 +254,7 @@ impl CheckpointDoor for DynamoDbCheckpointStore {
     }
 
     /// One `GetItem` with `ConsistentRead`.
-    async fn load(
+    async fn send_load(
         &self,
         _checked: Checked,
         group: &str,
@@ -270,7 +270,7 @@ impl CheckpointDoor for DynamoDbCheckpointStore {
     /// `position < :p AND attribute_not_exists(retired) AND attribute_not_exists(pending)` on a
     /// checkpoint that exists; the first save of a checkpoint creates it with the create
     /// protocol (4 requests in all, see the [crate documentation](crate)).
-    async fn save(
+    async fn send_save(
         &self,
         _checked: Checked,
         group: &str,
@@ -293,7 +293,7 @@ impl CheckpointDoor for DynamoDbCheckpointStore {
     /// others, and it takes at most 100 items). Repeated keys are collapsed to their highest
     /// position first. The first failing request fails the call; requests still in flight are
     /// dropped, so some entries may be saved and others not, as the contract allows.
-    async fn save_all(
+    async fn send_save_all(
         &self,
         _checked: Checked,
         group: &str,
@@ -319,7 +319,7 @@ impl ExclusiveDoor for DynamoDbCheckpointStore {
     /// existing, live checkpoint, returning the item as it is after the update; the stored
     /// fingerprint is compared here. A reply without the item costs one consistent `GetItem`
     /// more; the first claim of a checkpoint creates it with the create protocol.
-    async fn claim(
+    async fn send_claim(
         &self,
         _checked: Checked,
         group: &str,
@@ -338,7 +338,7 @@ impl ExclusiveDoor for DynamoDbCheckpointStore {
     /// [`Error::Moved`] its current position. A refusal whose reply holds no item (the checkpoint
     /// does not exist, or the server does not return old items) costs one consistent `GetItem`
     /// more, so that `Moved` never reports an existing checkpoint as absent.
-    async fn advance(
+    async fn send_advance(
         &self,
         _checked: Checked,
         group: &str,

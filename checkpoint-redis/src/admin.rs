@@ -15,7 +15,7 @@ where
 {
     /// `SCAN` of the store's keys, on every master of a cluster: see the crate's section on
     /// operating checkpoints.
-    async fn groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
+    async fn send_groups(&self, _checked: Checked) -> Result<Vec<String>, Error> {
         let prefix = self.key_prefix();
         self.on_connection(Operation::Groups, |mut connection| async move {
             let groups = requests::groups(&mut connection, prefix).await?;
@@ -24,7 +24,7 @@ where
         .await
     }
 
-    async fn start_at(
+    async fn send_start_at(
         &self,
         _checked: Checked,
         group: &str,
@@ -39,7 +39,7 @@ where
         .await
     }
 
-    async fn retire(
+    async fn send_retire(
         &self,
         _checked: Checked,
         group: &str,
@@ -55,7 +55,7 @@ where
         .await
     }
 
-    async fn retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
+    async fn send_retired(&self, _checked: Checked, group: &str) -> Result<Vec<String>, Error> {
         let key = layout::group_key(self.key_prefix(), group);
         self.on_connection(Operation::Retired, |mut connection| async move {
             let names = requests::retired_names(&mut connection, &key).await?;
@@ -64,7 +64,12 @@ where
         .await
     }
 
-    async fn purge(&self, _checked: Checked, group: &str, subscription: &str) -> Result<(), Error> {
+    async fn send_purge(
+        &self,
+        _checked: Checked,
+        group: &str,
+        subscription: &str,
+    ) -> Result<(), Error> {
         let key = layout::group_key(self.key_prefix(), group);
         let ack = self.replica_ack();
         self.on_connection(Operation::Purge, |mut connection| async move {

@@ -25,7 +25,7 @@ where
 {
     /// One script, `acquire.lua`: the tombstone check, the renew of the owner's leases (read
     /// through its held index) and the grants, on the server's clock.
-    async fn acquire(
+    async fn send_acquire(
         &self,
         _checked: Checked,
         group: &str,
@@ -53,7 +53,7 @@ where
     }
 
     /// One script, `renew.lua`, whatever the number of the owner's leases.
-    async fn renew(
+    async fn send_renew(
         &self,
         _checked: Checked,
         group: &str,
@@ -76,7 +76,7 @@ where
     }
 
     /// One script, `release.lua`.
-    async fn release(
+    async fn send_release(
         &self,
         _checked: Checked,
         group: &str,
@@ -107,7 +107,7 @@ where
     }
 
     /// One script, `leave.lua`.
-    async fn leave(
+    async fn send_leave(
         &self,
         _checked: Checked,
         group: &str,
@@ -131,7 +131,7 @@ where
 
     /// One script, `leases.lua` (a read of every lease of the subscription; it also deletes
     /// the heartbeats that expired).
-    async fn leases(
+    async fn send_leases(
         &self,
         _checked: Checked,
         group: &str,
@@ -152,7 +152,7 @@ where
     }
 
     /// One script, `request_handover.lua`.
-    async fn request_handover(
+    async fn send_request_handover(
         &self,
         _checked: Checked,
         group: &str,

@@ -23,7 +23,12 @@ where
 {
     /// One `HSET` of the entry's field, which replaces a record parked before whole (its
     /// retry flag cleared with it).
-    async fn park(&self, _checked: Checked, group: &str, entry: &ParkedEntry) -> Result<(), Error> {
+    async fn send_park(
+        &self,
+        _checked: Checked,
+        group: &str,
+        entry: &ParkedEntry,
+    ) -> Result<(), Error> {
         let key = self.parked_key(group);
         let field = layout::parked_field(&entry.subscription, entry.partition, entry.position);
         // Parking again clears a retry request: the value is written with the flag at 0.
@@ -39,7 +44,7 @@ where
     }
 
     /// `HLEN`, then one `HGETALL` (or `HSCAN` steps for a large group), sorted client side.
-    async fn parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
+    async fn send_parked(&self, _checked: Checked, group: &str) -> Result<Vec<ParkedEntry>, Error> {
         let key = self.parked_key(group);
         self.on_connection(Operation::Parked, |mut connection| async move {
             let found = requests::parked(&mut connection, &key).await?;
@@ -49,7 +54,7 @@ where
     }
 
     /// One script, `retry_parked.lua`: the flag is set only if the entry is parked.
-    async fn retry_parked(
+    async fn send_retry_parked(
         &self,
         _checked: Checked,
         group: &str,
@@ -69,7 +74,7 @@ where
     }
 
     /// One `HDEL` of the entry's field.
-    async fn unpark(
+    async fn send_unpark(
         &self,
         _checked: Checked,
         group: &str,

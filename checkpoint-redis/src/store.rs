@@ -306,7 +306,7 @@ impl<C> CheckpointDoor for RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    async fn list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
+    async fn send_list(&self, _checked: Checked, group: &str) -> Result<Vec<Checkpoint>, Error> {
         let key = layout::group_key(&self.prefix, group);
         self.on_connection(Operation::List, |mut connection| async move {
             let found = requests::list(&mut connection, &key).await?;
@@ -315,7 +315,7 @@ where
         .await
     }
 
-    async fn load(
+    async fn send_load(
         &self,
         _checked: Checked,
         group: &str,
@@ -330,7 +330,7 @@ where
         .await
     }
 
-    async fn save(
+    async fn send_save(
         &self,
         _checked: Checked,
         group: &str,
@@ -349,7 +349,7 @@ where
         .await
     }
 
-    async fn save_all(
+    async fn send_save_all(
         &self,
         _checked: Checked,
         group: &str,
@@ -381,7 +381,7 @@ impl<C> ExclusiveDoor for RedisCheckpointStore<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    async fn claim(
+    async fn send_claim(
         &self,
         _checked: Checked,
         group: &str,
@@ -406,7 +406,7 @@ where
         .await
     }
 
-    async fn advance(
+    async fn send_advance(
         &self,
         _checked: Checked,
         group: &str,
