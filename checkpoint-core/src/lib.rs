@@ -19,6 +19,8 @@
 //!   operation, written once; a backend supplies only its requests (its door), and a store of
 //!   your own gets the contract's traits from [`through_door!`];
 //! - [`InMemoryCheckpointStore`], the reference implementation;
+//! - [`layer`], one way to wrap any store (timing, slowness, faults, a guard): an
+//!   [`Around`](layer::Around) runs around each call of a [`Layered`](layer::Layered) store;
 //! - [`source`], the contract of the logs a subscription reads (no entry ever arrives below
 //!   where a read said to go on), with [`source::InMemorySource`];
 //! - [`batch`], helpers for backends that save a batch natively;
@@ -66,6 +68,7 @@ pub mod door;
 pub mod error;
 mod exclusive;
 mod fingerprint;
+pub mod layer;
 pub mod lease;
 mod memory;
 mod memory_admin;
