@@ -191,14 +191,26 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod engine;
 mod error;
 mod layout;
 mod requests;
-mod store;
-mod transaction;
-mod transactional;
 
-pub use store::MysqlCheckpointStore;
+pub use engine::MysqlEngine;
+
+/// A checkpoint store in a MySQL or MariaDB database: [`SqlStore`](checkpoint_sql::SqlStore)
+/// on [`MysqlEngine`].
+///
+/// Cheap to clone: clones share the pool. See the [crate documentation](crate) for the schema,
+/// the isolation level it needs, timeouts and deadlocks. Open it with
+/// [`connect`](checkpoint_sql::SqlStore::connect) (`mysql://user:password@host:port/database`,
+/// `ssl-mode=…` and the other options sqlx reads) or over a pool of yours with
+/// [`new`](checkpoint_sql::SqlStore::new); the store's guarantees then need two of the pool's
+/// settings, both sqlx's and the servers' defaults: sessions at `REPEATABLE READ` (the
+/// tombstone checks are locking reads only at that level or `SERIALIZABLE`; see
+/// [Isolation](crate#isolation)), and `found_rows` on (matched rows counted, not only changed
+/// ones).
+pub type MysqlCheckpointStore = checkpoint_sql::SqlStore<MysqlEngine>;
 
 /// The backend name carried by every error of this crate: `"mysql"` (MariaDB too).
 pub const BACKEND: &str = "mysql";

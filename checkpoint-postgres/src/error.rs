@@ -3,8 +3,6 @@
 //! A value read back that no store writes is not a sqlx error: `layout` reports it as
 //! a `checkpoint_core::UnexpectedValue`.
 
-use std::fmt;
-
 use checkpoint_core::{Error, Operation};
 
 use crate::BACKEND;
@@ -82,21 +80,6 @@ fn transient_io(error: &std::io::Error) -> bool {
             | ErrorKind::Unsupported
             | ErrorKind::PermissionDenied
     )
-}
-
-/// Displays an error with its sources, for logs.
-pub(crate) struct Chain<'a>(pub(crate) &'a Error);
-
-impl fmt::Display for Chain<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = std::error::Error::source(self.0);
-        while let Some(error) = source {
-            write!(f, ": {error}")?;
-            source = error.source();
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ const EXPECTED: &str = "a table name `table` or `schema.table`, each part matchi
 
 /// A table name, optionally schema-qualified, whose parts are plain identifiers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TableName {
+pub struct TableName {
     schema: Option<String>,
     table: String,
 }

@@ -326,17 +326,35 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod admin;
+mod engine;
 mod error;
 mod layout;
-mod lease;
-mod parked;
 mod requests;
-mod store;
-mod transaction;
-mod transactional;
 
-pub use store::PostgresCheckpointStore;
+pub use engine::PostgresEngine;
+
+/// A checkpoint store in one PostgreSQL table: [`SqlStore`](checkpoint_sql::SqlStore) on
+/// [`PostgresEngine`].
+///
+/// Every operation of the hot path is one SQL statement, one round trip (the admin operations'
+/// costs are in the crate doc): [`save`](checkpoint_core::CheckpointStore::save) and
+/// [`save_all`](checkpoint_core::CheckpointStore::save_all) are `INSERT ... ON CONFLICT DO
+/// UPDATE ... WHERE` the stored position is behind, so the server decides atomically and
+/// nothing is read first; a batch of any size is sent as three arrays and unnested by the
+/// server. The `*_in` methods run the same statements on a connection the caller holds,
+/// typically `&mut *transaction`, so a projection commits its read model and its checkpoint
+/// together or not at all.
+///
+/// Open it with [`connect`](checkpoint_sql::SqlStore::connect)
+/// (`postgres://user:password@host:port/database`; the pool pings only connections idle for
+/// more than 5 s, and a call that meets a dead connection runs once more on a live one, except
+/// the requests that are not idempotent: see [Faults](crate#faults)) or over a pool of yours
+/// with [`new`](checkpoint_sql::SqlStore::new) (a pool built with sqlx's defaults pings each
+/// idle connection before handing it out, one more round trip per call). The table is
+/// `table` or `schema.table` ([`with_table`](checkpoint_sql::SqlStore::with_table)).
+///
+/// Cloning is cheap: the clones share the pool and the prepared SQL.
+pub type PostgresCheckpointStore = checkpoint_sql::SqlStore<PostgresEngine>;
 
 /// The name of the backend in errors: `"postgres"`.
 pub const BACKEND: &str = "postgres";

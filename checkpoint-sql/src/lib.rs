@@ -1,54 +1,50 @@
-//! What the SQL checkpoint stores share: the requests whose logic is the same on every engine,
-//! written once over sqlx's generic [`Database`](sqlx::Database).
+//! One checkpoint store for every SQL engine: [`SqlStore<E>`](SqlStore), generic over an
+//! [`Engine`] that supplies its sqlx database, its table names, its statements and the requests
+//! that send them, how its errors read, how it opens a pool and when a failed request runs
+//! again. The engines of this workspace name their stores as sqlx names its pools
+//! (`PgPool = Pool<Postgres>`):
 //!
-//! An engine (`checkpoint-postgres`, `checkpoint-sqlite`, `checkpoint-mysql`) implements [`Engine`]: its sqlx
-//! database, how it turns a [`sqlx::Error`] into the contract's `Error`
-//! (which errors a retry may help is the engine's knowledge), and the columns' rules for values
-//! read back. It keeps its own SQL text, each statement with the parameters these requests
-//! bind, in the order each function documents; what differs between engines beyond the text
-//! (PostgreSQL's arrays or SQLite's JSON for a batch, a compare-and-set that reads back in the
-//! same statement or in a second one) stays in the engine's crate.
+//! ```text
+//! checkpoint_sqlite::SqliteCheckpointStore     = SqlStore<SqliteEngine>
+//! checkpoint_postgres::PostgresCheckpointStore = SqlStore<PostgresEngine>
+//! checkpoint_mysql::MysqlCheckpointStore       = SqlStore<MysqlEngine>
+//! ```
 //!
-//! [`sql_doors!`]: a store's five door impls over its pool, each method one call of the
-//! engine's requests; [`in_family!`]: its `*_in` methods on the caller's connection;
-//! [`transactional_store!`]: its `TransactionalStore` impl;
-//! [`hot_path`]: `load`, `list`, `save`, `claim` and `advance`; [`admin`]: `groups` and
-//! `retired`, and `start_at`, `retire` and `purge` inside an engine's transaction ([`finish`] ends it); [`json`]: batches as one JSON parameter; [`lease`]: lease values in milliseconds;
-//! [`parked`]: `park`, `parked`, and the
-//! updates by a parked entry's key (`retry_parked`, `unpark`); each on a pool or on the
-//! caller's connection (any sqlx executor).
+//! Written here once, for all of them: the store's settings and migration ([`SqlStore`]), the
+//! five doors of the contract's traits (each one call of the engine's requests on a pooled
+//! connection, see [`Checkout`]), the `*_in` family on the caller's transaction, and
+//! [`TransactionalStore`](checkpoint_core::transactional::TransactionalStore). An engine's
+//! requests implement [`requests`]' traits, most of them through the requests shared here,
+//! generic over sqlx's [`Database`](sqlx::Database): [`hot_path`] (`load`, `list`, `save`,
+//! `claim`, the update-then-read `advance`), [`admin`] (`groups`, `retired`, and `start_at`,
+//! `retire` and `purge` inside the engine's transaction, [`finish`] ending it), [`parked`]
+//! (every engine's [`ParkedStatements`](parked::ParkedStatements)), [`json`] (batches as one
+//! JSON parameter) and [`lease`] (lease values in milliseconds).
+//!
+//! Not a store to use by this name: depend on `checkpoint-sqlite`, `checkpoint-postgres` or
+//! `checkpoint-mysql`.
 
 use std::sync::Arc;
 
-use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
 use sqlx::AssertSqlSafe;
 
 pub mod admin;
+mod checkout;
 mod doors;
+mod engine;
 pub mod hot_path;
 mod in_family;
 pub mod json;
 pub mod lease;
 pub mod parked;
+pub mod requests;
+mod store;
 mod transactional;
 
-/// A SQL engine, as the shared requests need it.
-pub trait Engine {
-    /// The engine's sqlx database.
-    type Database: sqlx::Database;
-
-    /// The rules for values read back, naming the backend in their errors.
-    const COLUMNS: SqlColumns;
-
-    /// The contract's error for a failed request of `operation`: retryable or not, by the
-    /// engine's own reading of the error.
-    fn error(operation: Operation, error: sqlx::Error) -> Error;
-
-    /// How many rows a statement changed (sqlx has no trait for it: each driver's result has
-    /// its own method).
-    fn rows_affected(result: &<Self::Database as sqlx::Database>::QueryResult) -> u64;
-}
+pub use checkout::Checkout;
+pub use engine::{Again, ConnectOptions, Connection, Engine, FileEngine};
+pub use store::SqlStore;
 
 /// A statement ready for `sqlx::query`: the engine's text, shared, not copied, on each call.
 ///

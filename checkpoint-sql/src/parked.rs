@@ -8,7 +8,9 @@ use checkpoint_core::stored::{SqlColumns, UnexpectedValue};
 use checkpoint_core::{Error, Operation};
 use sqlx::{Database, Decode, Encode, Executor, IntoArguments, Type};
 
-use crate::{Engine, statement};
+use crate::engine::{Connection, Engine};
+use crate::requests::Parked;
+use crate::statement;
 
 /// A row of the engine's `parked` statement: subscription, partition, position, error,
 /// attempts, parked_at (milliseconds since the Unix epoch), retry requested.
@@ -112,4 +114,67 @@ fn parked_entry<E: Engine>(row: ParkedRow) -> Result<ParkedEntry, Error> {
         parked_at: time_from_millis(parked_at),
         retry_requested,
     })
+}
+
+/// The parked entries' statements of one table (`park`, `parked`, `retry_parked`, `unpark`),
+/// each engine's text, sent the same way by every engine.
+#[derive(Debug)]
+pub struct ParkedStatements {
+    /// Records an entry or replaces its record: see [`park`].
+    pub park: Arc<str>,
+    /// Every entry of a group: see [`parked`].
+    pub list: Arc<str>,
+    /// Sets an entry's retry request: see [`on_parked_key`].
+    pub retry: Arc<str>,
+    /// Removes an entry: see [`on_parked_key`].
+    pub unpark: Arc<str>,
+}
+
+impl<E> Parked<E> for ParkedStatements
+where
+    E: Engine,
+    for<'c> &'c mut Connection<E>: Executor<'c, Database = E::Database>,
+    for<'q> &'q str: Encode<'q, E::Database> + Type<E::Database>,
+    for<'q> i64: Encode<'q, E::Database> + Type<E::Database> + Decode<'q, E::Database>,
+    <E::Database as Database>::Arguments: IntoArguments<E::Database>,
+    for<'r> ParkedRow: sqlx::FromRow<'r, <E::Database as Database>::Row>,
+{
+    async fn park(
+        &self,
+        connection: &mut Connection<E>,
+        group: &str,
+        entry: &ParkedEntry,
+    ) -> Result<(), Error> {
+        park::<E, _>(connection, &self.park, group, entry).await
+    }
+
+    async fn parked(
+        &self,
+        connection: &mut Connection<E>,
+        group: &str,
+    ) -> Result<Vec<ParkedEntry>, Error> {
+        parked::<E, _>(connection, &self.list, group).await
+    }
+
+    async fn retry_parked(
+        &self,
+        connection: &mut Connection<E>,
+        key: (&str, &str),
+        partition: u32,
+        position: u64,
+    ) -> Result<bool, Error> {
+        let statement = (Operation::RetryParked, &self.retry);
+        on_parked_key::<E, _>(connection, statement, key, partition, position).await
+    }
+
+    async fn unpark(
+        &self,
+        connection: &mut Connection<E>,
+        key: (&str, &str),
+        partition: u32,
+        position: u64,
+    ) -> Result<bool, Error> {
+        let statement = (Operation::Unpark, &self.unpark);
+        on_parked_key::<E, _>(connection, statement, key, partition, position).await
+    }
 }

@@ -21,7 +21,7 @@ const TABLE_NAME_FORM: &str = "an identifier matching [A-Za-z_][A-Za-z0-9_]* of 
 
 /// A table name that is safe to splice into SQL.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TableName(String);
+pub struct TableName(String);
 
 /// The name as configured, as the spans show it.
 impl std::fmt::Display for TableName {
@@ -55,10 +55,6 @@ impl TableName {
     /// [`DEFAULT_TABLE`], which `parse` accepts (tested below).
     pub(crate) fn default_table() -> Self {
         Self(DEFAULT_TABLE.to_owned())
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        &self.0
     }
 
     /// The tombstone table's name as a quoted SQL identifier: the table's own name followed

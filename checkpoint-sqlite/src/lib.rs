@@ -317,16 +317,26 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod engine;
 mod error;
 mod layout;
 mod requests;
-mod store;
-mod transaction;
-mod transactional;
 
 use std::time::Duration;
 
-pub use store::SqliteCheckpointStore;
+pub use engine::SqliteEngine;
+
+/// A durable checkpoint store in one SQLite database file: [`SqlStore`](checkpoint_sql::SqlStore)
+/// on [`SqliteEngine`].
+///
+/// Cheap to clone: clones share the pool. See the [crate documentation](crate) for the schema,
+/// the durability settings, timeouts and use from several processes. Open it with
+/// [`open`](checkpoint_sql::SqlStore::open) (a path), [`open_with`](checkpoint_sql::SqlStore::open_with)
+/// (settings from [`connect_options`](checkpoint_sql::SqlStore::connect_options)) or
+/// [`new`](checkpoint_sql::SqlStore::new) (a pool of yours: configure it as `connect_options`
+/// does, WAL, `synchronous = FULL` and a busy timeout; sqlx's defaults leave a new file in
+/// rollback-journal mode, where readers and the writer block each other).
+pub type SqliteCheckpointStore = checkpoint_sql::SqlStore<SqliteEngine>;
 
 /// The backend name carried by every error of this crate: `"sqlite"`.
 pub const BACKEND: &str = "sqlite";

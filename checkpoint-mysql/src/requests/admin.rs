@@ -5,24 +5,26 @@
 //! and the rows and gaps they read stay locked until they commit, so it cannot change before
 //! they write; they are all-or-nothing.
 
+use std::time::Duration;
+
 use checkpoint_core::{Error, Operation};
 use checkpoint_sql::admin;
 use checkpoint_sql::json::positions_json;
 use sqlx::mysql::MySqlConnection;
 
-use super::{MysqlEngine, Requests, begin, finish};
+use checkpoint_sql::requests::Admin;
 
-impl Requests {
+use super::{Requests, begin, finish};
+use crate::engine::MysqlEngine;
+
+impl Admin<MysqlEngine> for Requests {
     /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
-    pub(crate) async fn groups(
-        &self,
-        connection: &mut MySqlConnection,
-    ) -> Result<Vec<String>, Error> {
+    async fn groups(&self, connection: &mut MySqlConnection) -> Result<Vec<String>, Error> {
         admin::groups::<MysqlEngine, _>(connection, &self.groups).await
     }
 
     /// The retired subscriptions of `group`, sorted (`sql/retired.sql`).
-    pub(crate) async fn retired(
+    async fn retired(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -32,7 +34,7 @@ impl Requests {
 
     /// One transaction: refuses a retired or existing subscription, else creates every
     /// checkpoint.
-    pub(crate) async fn start_at(
+    async fn start_at(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -50,11 +52,12 @@ impl Requests {
     }
 
     /// One transaction: writes the tombstone and deletes the checkpoints.
-    pub(crate) async fn retire(
+    async fn retire(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
         subscription: &str,
+        _timeout: Option<Duration>,
     ) -> Result<(), Error> {
         let operation = Operation::Retire;
         let mut transaction = begin(connection, operation).await?;
@@ -67,7 +70,7 @@ impl Requests {
 
     /// One transaction: a retired subscription loses its tombstone and anything left of
     /// it (checkpoints, leases, heartbeats); a live one is refused; nothing at all is fine.
-    pub(crate) async fn purge(
+    async fn purge(
         &self,
         connection: &mut MySqlConnection,
         group: &str,

@@ -8,11 +8,14 @@ use checkpoint_sql::hot_path::{self, ClaimedRow, claimed_position};
 use checkpoint_sql::json::batch_json;
 use sqlx::mysql::MySqlConnection;
 
-use super::{MysqlEngine, Requests, sql};
+use checkpoint_sql::requests::HotPath;
+
+use super::{Requests, sql};
+use crate::engine::MysqlEngine;
 use crate::error::backend;
 
-impl Requests {
-    pub(crate) async fn list(
+impl HotPath<MysqlEngine> for Requests {
+    async fn list(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -20,7 +23,7 @@ impl Requests {
         hot_path::list::<MysqlEngine, _>(connection, &self.list, group).await
     }
 
-    pub(crate) async fn load(
+    async fn load(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -32,7 +35,7 @@ impl Requests {
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
-    pub(crate) async fn save(
+    async fn save(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -46,7 +49,7 @@ impl Requests {
 
     /// A non-empty batch as one statement over one JSON parameter. Records the span field
     /// `distinct_keys` of the calling operation.
-    pub(crate) async fn save_all(
+    async fn save_all(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -68,7 +71,7 @@ impl Requests {
 
     /// The upsert (`sql/claim.sql`), then a locking read of the row on the same connection
     /// (`sql/claim_read.sql`): MySQL has no `RETURNING`. No row is [`Error::Retired`].
-    pub(crate) async fn claim(
+    async fn claim(
         &self,
         connection: &mut MySqlConnection,
         group: &str,
@@ -102,7 +105,7 @@ impl Requests {
     /// The compare-and-set is one `UPDATE`. Only when it changes nothing does a second
     /// statement, a locking read on the same connection, read where the checkpoint is, for
     /// [`Error::Moved`].
-    pub(crate) async fn advance(
+    async fn advance(
         &self,
         connection: &mut MySqlConnection,
         group: &str,

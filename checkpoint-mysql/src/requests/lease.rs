@@ -9,11 +9,14 @@
 use checkpoint_core::lease::{Acquired, HeldLease, LeaseTable, Released};
 use checkpoint_core::{Error, Operation};
 use checkpoint_sql::json::partitions_json;
-use checkpoint_sql::lease::{LeaseKey, LeaseRow, lease_table, rest};
+use checkpoint_sql::lease::{LeaseKey, LeaseRow, duration_ms, lease_table, rest};
+use checkpoint_sql::requests::Leases;
 use sqlx::mysql::MySqlConnection;
+use std::time::Duration;
 
 use super::{Requests, begin, finish, sql};
 use crate::BACKEND;
+use crate::engine::MysqlEngine;
 use crate::error::backend;
 use crate::layout::COLUMNS;
 
@@ -23,6 +26,159 @@ type HeldRow = (i64, i64, Option<String>);
 /// A lease's `epoch` column read back.
 fn epoch(operation: Operation, value: i64) -> Result<u64, Error> {
     checkpoint_sql::lease::epoch(BACKEND, operation, value)
+}
+
+impl Leases<MysqlEngine> for Requests {
+    /// One transaction: refuses a retired subscription; starts or extends the heartbeat,
+    /// extends the owner's live leases, grants what is free; `granted` every lease the owner
+    /// now holds live, sorted, `refused` the rest of `requested`, sorted.
+    async fn acquire(
+        &self,
+        connection: &mut MySqlConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+        duration: Duration,
+        _timeout: Option<Duration>,
+    ) -> Result<Acquired, Error> {
+        let operation = Operation::Acquire;
+        let duration_ms = duration_ms(duration);
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = self
+            .acquire_locked(&mut transaction, key, requested, duration_ms)
+            .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: refuses a retired subscription, then an owner whose heartbeat is not
+    /// live ([`Error::NotHeld`]); else extends the heartbeat and every live lease of the owner.
+    async fn renew(
+        &self,
+        connection: &mut MySqlConnection,
+        key: LeaseKey<'_>,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        let operation = Operation::Renew;
+        let duration_ms = duration_ms(duration);
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = self.renew_locked(&mut transaction, key, duration_ms).await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: frees each of `requested` the owner holds live; the rest is
+    /// `not_held`.
+    async fn release(
+        &self,
+        connection: &mut MySqlConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+    ) -> Result<Released, Error> {
+        let operation = Operation::Release;
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            let released = self
+                .free(&mut transaction, operation, key, now, Some(requested))
+                .await?;
+            let not_held = rest(requested, &released);
+            Ok(Released { released, not_held })
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: frees every lease the owner holds live and deletes its heartbeat.
+    async fn leave(
+        &self,
+        connection: &mut MySqlConnection,
+        key: LeaseKey<'_>,
+    ) -> Result<Vec<u32>, Error> {
+        let operation = Operation::Leave;
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            sqlx::query(sql(&self.lease.owner_delete))
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .execute(&mut *transaction)
+                .await
+                .map_err(|error| backend(operation, error))?;
+            self.free(&mut transaction, operation, key, now, None).await
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One read transaction (one snapshot, one reading of the clock): the live leases and the
+    /// live owners.
+    async fn leases(
+        &self,
+        connection: &mut MySqlConnection,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
+        let operation = Operation::Leases;
+        let failed = |error| backend(operation, error);
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, group, subscription)
+                .await?;
+            let rows: Vec<LeaseRow> = sqlx::query_as(sql(&self.lease.leases))
+                .bind(group)
+                .bind(subscription)
+                .bind(now)
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            let owners: Vec<(String, i64)> = sqlx::query_as(sql(&self.lease.owners))
+                .bind(group)
+                .bind(subscription)
+                .bind(now)
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            lease_table(COLUMNS, operation, now, rows, owners)
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: marks each of `requested` held live by another owner than the
+    /// requester (`key.owner`).
+    async fn request_handover(
+        &self,
+        connection: &mut MySqlConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+    ) -> Result<(), Error> {
+        let operation = Operation::RequestHandover;
+        let mut transaction = begin(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            let mut partitions = requested.to_vec();
+            partitions.sort_unstable();
+            sqlx::query(sql(&self.lease.handover))
+                .bind(partitions_json(&partitions))
+                .bind(key.owner)
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .bind(now)
+                .execute(&mut *transaction)
+                .await
+                .map(drop)
+                .map_err(|error| backend(operation, error))
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
 }
 
 impl Requests {
@@ -91,24 +247,6 @@ impl Requests {
             .collect()
     }
 
-    /// One transaction: refuses a retired subscription; starts or extends the heartbeat,
-    /// extends the owner's live leases, grants what is free; `granted` every lease the owner
-    /// now holds live, sorted, `refused` the rest of `requested`, sorted.
-    pub(crate) async fn acquire(
-        &self,
-        connection: &mut MySqlConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-        duration_ms: i64,
-    ) -> Result<Acquired, Error> {
-        let operation = Operation::Acquire;
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = self
-            .acquire_locked(&mut transaction, key, requested, duration_ms)
-            .await;
-        finish(transaction, operation, outcome).await
-    }
-
     /// [`acquire`](Self::acquire)'s statements, inside its transaction.
     async fn acquire_locked(
         &self,
@@ -154,20 +292,6 @@ impl Requests {
         let held: Vec<u32> = granted.iter().map(|lease| lease.partition).collect();
         let refused = rest(requested, &held);
         Ok(Acquired { granted, refused })
-    }
-
-    /// One transaction: refuses a retired subscription, then an owner whose heartbeat is not
-    /// live ([`Error::NotHeld`]); else extends the heartbeat and every live lease of the owner.
-    pub(crate) async fn renew(
-        &self,
-        connection: &mut MySqlConnection,
-        key: LeaseKey<'_>,
-        duration_ms: i64,
-    ) -> Result<Vec<HeldLease>, Error> {
-        let operation = Operation::Renew;
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = self.renew_locked(&mut transaction, key, duration_ms).await;
-        finish(transaction, operation, outcome).await
     }
 
     /// [`renew`](Self::renew)'s statements, inside its transaction.
@@ -243,121 +367,5 @@ impl Requests {
             .await
             .map_err(failed)?;
         Ok(owned)
-    }
-
-    /// One transaction: frees each of `requested` the owner holds live; the rest is
-    /// `not_held`.
-    pub(crate) async fn release(
-        &self,
-        connection: &mut MySqlConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-    ) -> Result<Released, Error> {
-        let operation = Operation::Release;
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            let released = self
-                .free(&mut transaction, operation, key, now, Some(requested))
-                .await?;
-            let not_held = rest(requested, &released);
-            Ok(Released { released, not_held })
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One transaction: frees every lease the owner holds live and deletes its heartbeat.
-    pub(crate) async fn leave(
-        &self,
-        connection: &mut MySqlConnection,
-        key: LeaseKey<'_>,
-    ) -> Result<Vec<u32>, Error> {
-        let operation = Operation::Leave;
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            sqlx::query(sql(&self.lease.owner_delete))
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .execute(&mut *transaction)
-                .await
-                .map_err(|error| backend(operation, error))?;
-            self.free(&mut transaction, operation, key, now, None).await
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One read transaction (one snapshot, one reading of the clock): the live leases and the
-    /// live owners.
-    pub(crate) async fn leases(
-        &self,
-        connection: &mut MySqlConnection,
-        group: &str,
-        subscription: &str,
-    ) -> Result<LeaseTable, Error> {
-        let operation = Operation::Leases;
-        let failed = |error| backend(operation, error);
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, group, subscription)
-                .await?;
-            let rows: Vec<LeaseRow> = sqlx::query_as(sql(&self.lease.leases))
-                .bind(group)
-                .bind(subscription)
-                .bind(now)
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            let owners: Vec<(String, i64)> = sqlx::query_as(sql(&self.lease.owners))
-                .bind(group)
-                .bind(subscription)
-                .bind(now)
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            lease_table(COLUMNS, operation, now, rows, owners)
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One transaction: marks each of `requested` held live by another owner than the
-    /// requester (`key.owner`).
-    pub(crate) async fn request_handover(
-        &self,
-        connection: &mut MySqlConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-    ) -> Result<(), Error> {
-        let operation = Operation::RequestHandover;
-        let mut transaction = begin(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            let mut partitions = requested.to_vec();
-            partitions.sort_unstable();
-            sqlx::query(sql(&self.lease.handover))
-                .bind(partitions_json(&partitions))
-                .bind(key.owner)
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .bind(now)
-                .execute(&mut *transaction)
-                .await
-                .map(drop)
-                .map_err(|error| backend(operation, error))
-        }
-        .await;
-        finish(transaction, operation, outcome).await
     }
 }

@@ -11,7 +11,10 @@ impl Requests {
     /// `sql/schema.sql`, one statement at a time. MySQL commits each `CREATE TABLE` on its own
     /// (DDL is not transactional), so no transaction is opened; `IF NOT EXISTS` and the
     /// server's metadata lock make processes that migrate at once find the tables there.
-    pub(crate) async fn migrate(&self, connection: &mut MySqlConnection) -> Result<(), Error> {
+    pub(super) async fn create_tables(
+        &self,
+        connection: &mut MySqlConnection,
+    ) -> Result<(), Error> {
         for statement in &self.create_tables {
             sqlx::raw_sql(sql(statement))
                 .execute(&mut *connection)

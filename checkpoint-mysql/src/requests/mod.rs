@@ -18,7 +18,6 @@ mod admin;
 mod hot_path;
 mod lease;
 mod migration;
-mod parked;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,12 +27,16 @@ use checkpoint_core::{Error, Operation};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
 
-use crate::error::{backend, is_deadlock};
+use checkpoint_sql::parked::ParkedStatements;
+use checkpoint_sql::requests::Statements;
+
+use crate::engine::MysqlEngine;
+use crate::error::backend;
 use crate::layout::TableName;
 
 /// Every statement of the store, for one table.
 #[derive(Debug)]
-pub(crate) struct Requests {
+pub struct Requests {
     /// `sql/schema.sql`, one `CREATE TABLE IF NOT EXISTS` per table, which
     /// [`migrate`](crate::MysqlCheckpointStore::migrate) runs one after the other.
     create_tables: Vec<Arc<str>>,
@@ -55,17 +58,8 @@ pub(crate) struct Requests {
     purge_leases: Arc<str>,
     purge_lease_owners: Arc<str>,
     lease: LeaseRequests,
-    parked: ParkedRequests,
-}
-
-/// The statements of the parked entries (`sql/park.sql`, `parked.sql`, `retry_parked.sql`,
-/// `unpark.sql`).
-#[derive(Debug)]
-struct ParkedRequests {
-    park: Arc<str>,
-    list: Arc<str>,
-    retry: Arc<str>,
-    unpark: Arc<str>,
+    /// `sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`.
+    parked: ParkedStatements,
 }
 
 /// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
@@ -85,9 +79,9 @@ struct LeaseRequests {
     owners: Arc<str>,
 }
 
-impl Requests {
+impl Statements<MysqlEngine> for Requests {
     /// Every request's text for `table`, its names spliced in once.
-    pub(crate) fn for_table(table: &TableName) -> Self {
+    fn for_table(table: &TableName) -> Self {
         let names = [
             ("{table}", table.quoted("")),
             ("{retired}", table.quoted("_retired")),
@@ -138,7 +132,7 @@ impl Requests {
                 leases: build(include_str!("../../sql/leases.sql")),
                 owners: build(include_str!("../../sql/lease_owners.sql")),
             },
-            parked: ParkedRequests {
+            parked: ParkedStatements {
                 park: build(include_str!("../../sql/park.sql")),
                 list: build(include_str!("../../sql/parked.sql")),
                 retry: build(include_str!("../../sql/retry_parked.sql")),
@@ -147,14 +141,30 @@ impl Requests {
         }
     }
 
-    /// The statement `save` sends, rendered for the store's table.
-    pub(crate) fn save_sql(&self) -> &str {
+    fn save_sql(&self) -> &str {
         &self.save
     }
 
-    /// The statement `list` sends, rendered for the store's table.
-    pub(crate) fn list_sql(&self) -> &str {
+    fn list_sql(&self) -> &str {
         &self.list
+    }
+
+    /// `sql/schema.sql` rendered for the table, one statement after the other.
+    fn schema_sql(&self) -> String {
+        let statements: Vec<String> = self
+            .create_tables
+            .iter()
+            .map(|statement| format!("{statement};\n"))
+            .collect();
+        statements.join("\n")
+    }
+
+    fn parked(&self) -> &ParkedStatements {
+        &self.parked
+    }
+
+    async fn migrate(&self, connection: &mut MySqlConnection) -> Result<(), Error> {
+        self.create_tables(connection).await
     }
 }
 
@@ -164,22 +174,6 @@ fn schema_statements(schema: &str) -> impl Iterator<Item = &str> {
         .split(";\n")
         .map(str::trim)
         .filter(|statement| !statement.is_empty())
-}
-
-/// MySQL and MariaDB as the shared SQL requests (`checkpoint-sql`) need them.
-pub(crate) struct MysqlEngine;
-
-impl checkpoint_sql::Engine for MysqlEngine {
-    type Database = MySql;
-    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
-
-    fn error(operation: Operation, error: sqlx::Error) -> Error {
-        backend(operation, error)
-    }
-
-    fn rows_affected(result: &sqlx::mysql::MySqlQueryResult) -> u64 {
-        result.rows_affected()
-    }
 }
 
 /// A statement ready for `sqlx::query`.
@@ -222,30 +216,6 @@ pub(crate) fn deadlock_pause(failures: u32) -> Duration {
         .with_jitter(Jitter::Full)
         .delay(failures)
 }
-
-/// Whether `outcome` is a deadlock's victim that may run again after `failures` earlier ones.
-pub(crate) fn run_again<T>(outcome: &Result<T, Error>, failures: u32) -> bool {
-    matches!(outcome, Err(error) if is_deadlock(error)) && failures + 1 < DEADLOCK_ATTEMPTS
-}
-
-/// Runs `$request` (an expression that awaits one request on the store's own connection,
-/// which holds no transaction of the caller's) again when InnoDB chose it as a deadlock's
-/// victim: InnoDB rolled it back whole, so running it again is safe, and InnoDB's own
-/// documentation asks for it. At most [`DEADLOCK_ATTEMPTS`] runs; the last outcome otherwise.
-macro_rules! again_after_deadlock {
-    ($request:expr) => {{
-        let mut failures = 0;
-        loop {
-            let outcome = $request;
-            if !$crate::requests::run_again(&outcome, failures) {
-                break outcome;
-            }
-            tokio::time::sleep($crate::requests::deadlock_pause(failures)).await;
-            failures += 1;
-        }
-    }};
-}
-pub(crate) use again_after_deadlock;
 
 #[cfg(test)]
 mod tests {

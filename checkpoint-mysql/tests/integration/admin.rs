@@ -188,7 +188,7 @@ async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing()
         let mut workers = Vec::new();
         for worker in 0..WORKERS {
             workers.push(tokio::spawn(zombie(
-                store_on(store.table()).await,
+                store_on(&store.table()).await,
                 group.clone(),
                 worker,
                 Arc::clone(&new_partition),

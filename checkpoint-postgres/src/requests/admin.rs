@@ -10,27 +10,29 @@ use sqlx::postgres::PgConnection;
 
 use checkpoint_sql::admin;
 
-use super::{PgEngine, RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
+use super::{RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
+use crate::engine::PostgresEngine;
 use crate::error::{backend, is_unique_violation};
+use checkpoint_sql::requests::Admin;
 
-impl Requests {
+impl Admin<PostgresEngine> for Requests {
     /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
-    pub(crate) async fn groups(&self, connection: &mut PgConnection) -> Result<Vec<String>, Error> {
-        admin::groups::<PgEngine, _>(connection, &self.groups).await
+    async fn groups(&self, connection: &mut PgConnection) -> Result<Vec<String>, Error> {
+        admin::groups::<PostgresEngine, _>(connection, &self.groups).await
     }
 
     /// The retired subscriptions of `group`, sorted (`sql/retired.sql`).
-    pub(crate) async fn retired(
+    async fn retired(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<String>, Error> {
-        admin::retired::<PgEngine, _>(connection, &self.retired, group).await
+        admin::retired::<PostgresEngine, _>(connection, &self.retired, group).await
     }
 
     /// Deletes the tombstone and anything left of a retired subscription; a live one is
     /// [`Error::NotRetired`], an unknown one is fine.
-    pub(crate) async fn purge(
+    async fn purge(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -51,7 +53,7 @@ impl Requests {
     /// Creates every checkpoint of a new subscription, or none: [`Error::Retired`] for a
     /// tombstone, [`Error::Exists`] for a checkpoint of the name (one a concurrent save
     /// created included).
-    pub(crate) async fn start_at(
+    async fn start_at(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -71,6 +73,40 @@ impl Requests {
         }
     }
 
+    /// Retire's transaction: `BEGIN`, bound the wait for the lock by `lock_timeout` (when the
+    /// store has a timeout), lock the table against writers (see `sql/retire_lock.sql` for
+    /// why), write the tombstone and delete the checkpoints, `COMMIT`.
+    async fn retire(
+        &self,
+        connection: &mut PgConnection,
+        group: &str,
+        subscription: &str,
+        lock_timeout: Option<Duration>,
+    ) -> Result<(), Error> {
+        let failed = |error| backend(Operation::Retire, error);
+        let mut transaction = connection.begin().await.map_err(failed)?;
+        if let Some(timeout) = lock_timeout {
+            sqlx::query(RETIRE_LOCK_TIMEOUT)
+                .bind(format!("{}ms", timeout.as_millis().max(1)))
+                .execute(&mut *transaction)
+                .await
+                .map_err(failed)?;
+        }
+        sqlx::query(sql(&self.retire_lock))
+            .execute(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        sqlx::query(sql(&self.retire))
+            .bind(group)
+            .bind(subscription)
+            .execute(&mut *transaction)
+            .await
+            .map_err(failed)?;
+        transaction.commit().await.map_err(failed)
+    }
+}
+
+impl Requests {
     /// Start_at's transaction: the name's advisory lock (see `sql/start_at_lock.sql`), then
     /// `sql/start_at.sql`. Returns whether the name is retired, and whether it was live (then
     /// nothing was created). Dropped uncommitted on an error, which rolls back.
@@ -104,37 +140,5 @@ impl Requests {
             .await?;
         transaction.commit().await?;
         Ok((retired, live))
-    }
-
-    /// Retire's transaction: `BEGIN`, bound the wait for the lock by `lock_timeout` (when the
-    /// store has a timeout), lock the table against writers (see `sql/retire_lock.sql` for
-    /// why), write the tombstone and delete the checkpoints, `COMMIT`.
-    pub(crate) async fn retire(
-        &self,
-        connection: &mut PgConnection,
-        group: &str,
-        subscription: &str,
-        lock_timeout: Option<Duration>,
-    ) -> Result<(), Error> {
-        let failed = |error| backend(Operation::Retire, error);
-        let mut transaction = connection.begin().await.map_err(failed)?;
-        if let Some(timeout) = lock_timeout {
-            sqlx::query(RETIRE_LOCK_TIMEOUT)
-                .bind(format!("{}ms", timeout.as_millis().max(1)))
-                .execute(&mut *transaction)
-                .await
-                .map_err(failed)?;
-        }
-        sqlx::query(sql(&self.retire_lock))
-            .execute(&mut *transaction)
-            .await
-            .map_err(failed)?;
-        sqlx::query(sql(&self.retire))
-            .bind(group)
-            .bind(subscription)
-            .execute(&mut *transaction)
-            .await
-            .map_err(failed)?;
-        transaction.commit().await.map_err(failed)
     }
 }

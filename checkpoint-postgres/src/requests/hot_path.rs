@@ -9,13 +9,15 @@ use sqlx::postgres::PgConnection;
 
 use checkpoint_sql::hot_path;
 
-use super::{PgEngine, Requests, sql};
+use super::{Requests, sql};
+use crate::engine::PostgresEngine;
 use crate::error::backend;
 use crate::layout::COLUMNS;
+use checkpoint_sql::requests::HotPath;
 
-impl Requests {
+impl HotPath<PostgresEngine> for Requests {
     /// The checkpoint's position, `None` when there is none.
-    pub(crate) async fn load(
+    async fn load(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -23,19 +25,19 @@ impl Requests {
         partition: u32,
     ) -> Result<Option<u64>, Error> {
         let key = (group, subscription, partition);
-        hot_path::load::<PgEngine, _>(connection, &self.load, Operation::Load, key).await
+        hot_path::load::<PostgresEngine, _>(connection, &self.load, Operation::Load, key).await
     }
 
-    pub(crate) async fn list(
+    async fn list(
         &self,
         connection: &mut PgConnection,
         group: &str,
     ) -> Result<Vec<Checkpoint>, Error> {
-        hot_path::list::<PgEngine, _>(connection, &self.list, group).await
+        hot_path::list::<PostgresEngine, _>(connection, &self.list, group).await
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
-    pub(crate) async fn save(
+    async fn save(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -44,12 +46,12 @@ impl Requests {
         position: u64,
     ) -> Result<(), Error> {
         let key = (group, subscription, partition);
-        hot_path::save::<PgEngine, _>(connection, &self.save, key, position).await
+        hot_path::save::<PostgresEngine, _>(connection, &self.save, key, position).await
     }
 
     /// A non-empty batch as one statement over three arrays. Records the span field
     /// `distinct_keys` of the calling operation.
-    pub(crate) async fn save_all(
+    async fn save_all(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -79,7 +81,7 @@ impl Requests {
     }
 
     /// A retired subscription makes the statement return no row: [`Error::Retired`].
-    pub(crate) async fn claim(
+    async fn claim(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -89,13 +91,13 @@ impl Requests {
         initial_position: u64,
     ) -> Result<u64, Error> {
         let key = (group, subscription, partition);
-        let claim = hot_path::claim::<PgEngine, _>;
+        let claim = hot_path::claim::<PostgresEngine, _>;
         claim(connection, &self.claim, key, fingerprint, initial_position).await
     }
 
     /// The compare-and-set: the statement also returns where the checkpoint is, for
     /// [`Error::Moved`].
-    pub(crate) async fn advance(
+    async fn advance(
         &self,
         connection: &mut PgConnection,
         group: &str,

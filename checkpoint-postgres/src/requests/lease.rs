@@ -8,12 +8,15 @@ use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::{
     Acquired, Error, HeldLease, Lease, LeaseOwner, LeaseTable, Operation, Released, UnexpectedValue,
 };
+use checkpoint_sql::lease::LeaseKey;
 use sqlx::postgres::PgConnection;
 
 use super::{Requests, sql};
 use crate::BACKEND;
+use crate::engine::PostgresEngine;
 use crate::error::backend;
 use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
+use checkpoint_sql::requests::Leases;
 
 /// The ceiling of the pause before an `acquire` that reported contention runs again, the first
 /// time; it doubles with every run up to [`LONGEST_PAUSE`] (see [`contended_backoff`]).
@@ -109,7 +112,7 @@ fn lease_table(rows: Vec<LeaseRow>) -> Result<LeaseTable, Error> {
     Ok(table)
 }
 
-impl Requests {
+impl Leases<PostgresEngine> for Requests {
     /// Grants what is free, renews what the owner holds; [`Error::Retired`] for a tombstone.
     ///
     /// While the statement reports that it refused a partition only because it could not end
@@ -120,15 +123,19 @@ impl Requests {
     /// (what a run granted, the next one finds held and keeps its epoch). After
     /// [`contended_patience`] (at most 1 s, a quarter of `duration`, half of the store's
     /// `timeout`) the refusal stands.
-    pub(crate) async fn acquire(
+    async fn acquire(
         &self,
         connection: &mut PgConnection,
-        key: (&str, &str, &str),
+        key: LeaseKey<'_>,
         partitions: &[u32],
         duration: Duration,
         timeout: Option<Duration>,
     ) -> Result<Acquired, Error> {
-        let (group, subscription, _) = key;
+        let LeaseKey {
+            group,
+            subscription,
+            ..
+        } = key;
         let mut asked = partitions.to_vec();
         // Rows are locked in partition order, whoever asks (see `sql/acquire.sql`).
         asked.sort_unstable();
@@ -164,43 +171,19 @@ impl Requests {
         Ok(Acquired { granted, refused })
     }
 
-    /// One run of `sql/acquire.sql` for the sorted partitions `requested`: whether the
-    /// subscription is retired, whether a refusal was only contention (see
-    /// [`acquire`](Self::acquire)), and the leases held.
-    async fn acquire_once(
-        &self,
-        connection: &mut PgConnection,
-        (group, subscription, owner): (&str, &str, &str),
-        requested: &[i64],
-        duration: Duration,
-    ) -> Result<(bool, bool, HeldArrays), Error> {
-        let (retired, contended, partitions, epochs, handovers): (
-            bool,
-            bool,
-            Vec<i64>,
-            Vec<i64>,
-            Vec<Option<String>>,
-        ) = sqlx::query_as(sql(&self.acquire))
-            .bind(group)
-            .bind(subscription)
-            .bind(owner)
-            .bind(requested)
-            .bind(duration_to_db(duration))
-            .fetch_one(connection)
-            .await
-            .map_err(|error| backend(Operation::Acquire, error))?;
-        Ok((retired, contended, (partitions, epochs, handovers)))
-    }
-
     /// Extends the heartbeat and every live lease of the owner; [`Error::NotHeld`] when the
     /// heartbeat is not live, [`Error::Retired`] for a tombstone.
-    pub(crate) async fn renew(
+    async fn renew(
         &self,
         connection: &mut PgConnection,
-        key: (&str, &str, &str),
+        key: LeaseKey<'_>,
         duration: Duration,
     ) -> Result<Vec<HeldLease>, Error> {
-        let (group, subscription, owner) = key;
+        let LeaseKey {
+            group,
+            subscription,
+            owner,
+        } = key;
         let (retired, live, partitions, epochs, handovers): (
             bool,
             bool,
@@ -225,13 +208,17 @@ impl Requests {
     }
 
     /// Frees the named partitions the owner holds live.
-    pub(crate) async fn release(
+    async fn release(
         &self,
         connection: &mut PgConnection,
-        key: (&str, &str, &str),
+        key: LeaseKey<'_>,
         partitions: &[u32],
     ) -> Result<Released, Error> {
-        let (group, subscription, owner) = key;
+        let LeaseKey {
+            group,
+            subscription,
+            owner,
+        } = key;
         let mut requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
         // Rows are locked in partition order (see `sql/release.sql`).
         requested.sort_unstable();
@@ -254,12 +241,16 @@ impl Requests {
     }
 
     /// Ends the owner's heartbeat and frees every lease it holds live.
-    pub(crate) async fn leave(
+    async fn leave(
         &self,
         connection: &mut PgConnection,
-        key: (&str, &str, &str),
+        key: LeaseKey<'_>,
     ) -> Result<Vec<u32>, Error> {
-        let (group, subscription, owner) = key;
+        let LeaseKey {
+            group,
+            subscription,
+            owner,
+        } = key;
         let freed: Vec<i64> = sqlx::query_scalar(sql(&self.leave))
             .bind(group)
             .bind(subscription)
@@ -272,7 +263,7 @@ impl Requests {
 
     /// The live leases and live owners of the subscription (the front records their number
     /// as the span's `count`).
-    pub(crate) async fn leases(
+    async fn leases(
         &self,
         connection: &mut PgConnection,
         group: &str,
@@ -289,13 +280,17 @@ impl Requests {
     }
 
     /// Marks the named partitions another owner holds live as asked for by `requester`.
-    pub(crate) async fn request_handover(
+    async fn request_handover(
         &self,
         connection: &mut PgConnection,
-        key: (&str, &str, &str),
+        key: LeaseKey<'_>,
         partitions: &[u32],
     ) -> Result<(), Error> {
-        let (group, subscription, requester) = key;
+        let LeaseKey {
+            group,
+            subscription,
+            owner: requester,
+        } = key;
         let requested: Vec<i64> = partitions.iter().copied().map(i64::from).collect();
         sqlx::query(sql(&self.request_handover))
             .bind(group)
@@ -306,6 +301,40 @@ impl Requests {
             .await
             .map_err(|error| backend(Operation::RequestHandover, error))?;
         Ok(())
+    }
+}
+
+impl Requests {
+    /// One run of `sql/acquire.sql` for the sorted partitions `requested`: whether the
+    /// subscription is retired, whether a refusal was only contention (see
+    /// [`acquire`](Self::acquire)), and the leases held.
+    async fn acquire_once(
+        &self,
+        connection: &mut PgConnection,
+        LeaseKey {
+            group,
+            subscription,
+            owner,
+        }: LeaseKey<'_>,
+        requested: &[i64],
+        duration: Duration,
+    ) -> Result<(bool, bool, HeldArrays), Error> {
+        let (retired, contended, partitions, epochs, handovers): (
+            bool,
+            bool,
+            Vec<i64>,
+            Vec<i64>,
+            Vec<Option<String>>,
+        ) = sqlx::query_as(sql(&self.acquire))
+            .bind(group)
+            .bind(subscription)
+            .bind(owner)
+            .bind(requested)
+            .bind(duration_to_db(duration))
+            .fetch_one(connection)
+            .await
+            .map_err(|error| backend(Operation::Acquire, error))?;
+        Ok((retired, contended, (partitions, epochs, handovers)))
     }
 }
 

@@ -15,7 +15,7 @@ impl Requests {
     /// that concurrent migrations take turns. Creates nothing when all five tables exist with
     /// the current layout, so a role without the privilege to create can run it; lease tables
     /// of the first layout are upgraded (`sql/upgrade_leases.sql`).
-    pub(crate) async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
+    pub(super) async fn create_tables(&self, connection: &mut PgConnection) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         let mut transaction = connection.begin().await.map_err(failed)?;
         sqlx::query(MIGRATE_LOCK)

@@ -22,16 +22,18 @@ mod admin;
 mod hot_path;
 mod lease;
 mod migration;
-mod parked;
-mod pool;
 
 use std::sync::Arc;
 
 use sqlx::AssertSqlSafe;
 
-use crate::layout::TableName;
+use checkpoint_core::Error;
+use checkpoint_sql::parked::ParkedStatements;
+use checkpoint_sql::requests::Statements;
+use sqlx::postgres::PgConnection;
 
-pub(crate) use pool::{Pooled, ping_if_idle};
+use crate::engine::PostgresEngine;
+use crate::layout::TableName;
 
 /// Serialises concurrent migrations of one table (see the file's header).
 const MIGRATE_LOCK: &str = include_str!("../../sql/migrate_lock.sql");
@@ -53,7 +55,7 @@ const START_AT_LOCK: &str = include_str!("../../sql/start_at_lock.sql");
 
 /// One SQL text per request, for one table.
 #[derive(Debug)]
-pub(crate) struct Requests {
+pub struct Requests {
     /// `sql/upgrade_leases.sql`: lease tables of the first layout brought to the current one.
     upgrade_leases: Arc<str>,
     /// The lease table's index by owner, qualified and quoted, which the migration looks for.
@@ -88,15 +90,13 @@ pub(crate) struct Requests {
     leave: Arc<str>,
     leases: Arc<str>,
     request_handover: Arc<str>,
-    park: Arc<str>,
-    parked: Arc<str>,
-    retry_parked: Arc<str>,
-    unpark: Arc<str>,
+    /// `sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`.
+    parked: ParkedStatements,
 }
 
-impl Requests {
+impl Statements<PostgresEngine> for Requests {
     /// Every request's text for `table`, its name spliced in once.
-    pub(crate) fn for_table(table: &TableName) -> Self {
+    fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let retired = table.retired_quoted();
         let leases = table.leases_quoted();
@@ -150,46 +150,37 @@ impl Requests {
             leave: render(include_str!("../../sql/leave.sql")),
             leases: render(include_str!("../../sql/leases.sql")),
             request_handover: render(include_str!("../../sql/request_handover.sql")),
-            park: render(include_str!("../../sql/park.sql")),
-            parked: render(include_str!("../../sql/parked.sql")),
-            retry_parked: render(include_str!("../../sql/retry_parked.sql")),
-            unpark: render(include_str!("../../sql/unpark.sql")),
+            parked: ParkedStatements {
+                park: render(include_str!("../../sql/park.sql")),
+                list: render(include_str!("../../sql/parked.sql")),
+                retry: render(include_str!("../../sql/retry_parked.sql")),
+                unpark: render(include_str!("../../sql/unpark.sql")),
+            },
         }
     }
 
-    /// The statement `save` sends, rendered for the store's table.
-    pub(crate) fn save_sql(&self) -> &str {
+    fn save_sql(&self) -> &str {
         &self.save
     }
 
-    /// The statement `list` sends, rendered for the store's table.
-    pub(crate) fn list_sql(&self) -> &str {
+    fn list_sql(&self) -> &str {
         &self.list
     }
 
-    /// The DDL that the migration runs, as [`schema_sql`](crate::PostgresCheckpointStore::schema_sql)
-    /// prints it.
-    pub(crate) fn schema_sql(&self) -> String {
+    /// The DDL that the migration runs: the schema first for a schema-qualified table.
+    fn schema_sql(&self) -> String {
         match &self.create_schema {
             Some(create_schema) => format!("{create_schema};\n{};\n", self.create_table),
             None => format!("{};\n", self.create_table),
         }
     }
-}
 
-/// PostgreSQL as the shared SQL requests (`checkpoint-sql`) need it.
-pub(crate) struct PgEngine;
-
-impl checkpoint_sql::Engine for PgEngine {
-    type Database = sqlx::Postgres;
-    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
-
-    fn error(operation: checkpoint_core::Operation, error: sqlx::Error) -> checkpoint_core::Error {
-        crate::error::backend(operation, error)
+    fn parked(&self) -> &ParkedStatements {
+        &self.parked
     }
 
-    fn rows_affected(result: &sqlx::postgres::PgQueryResult) -> u64 {
-        result.rows_affected()
+    async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
+        self.create_tables(connection).await
     }
 }
 
@@ -248,10 +239,10 @@ mod tests {
         }
         for text in [
             &requests.create_table,
-            &requests.park,
-            &requests.parked,
-            &requests.retry_parked,
-            &requests.unpark,
+            &requests.parked.park,
+            &requests.parked.list,
+            &requests.parked.retry,
+            &requests.parked.unpark,
         ] {
             assert!(!text.contains('{'), "{text}");
             assert!(text.contains("\"app\".\"cp_parked\""), "{text}");

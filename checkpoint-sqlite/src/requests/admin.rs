@@ -4,6 +4,8 @@
 //! `BEGIN IMMEDIATE` transaction: it takes the database's write lock first, so what they read
 //! cannot change before they write, and they are all-or-nothing.
 
+use std::time::Duration;
+
 use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
 
@@ -11,19 +13,19 @@ use checkpoint_sql::admin;
 
 use checkpoint_sql::json::positions_json;
 
-use super::{Requests, SqliteEngine, begin_immediate, finish};
+use checkpoint_sql::requests::Admin;
 
-impl Requests {
+use super::{Requests, begin_immediate, finish};
+use crate::engine::SqliteEngine;
+
+impl Admin<SqliteEngine> for Requests {
     /// Every group, of checkpoints and of tombstones, sorted (`sql/groups.sql`).
-    pub(crate) async fn groups(
-        &self,
-        connection: &mut SqliteConnection,
-    ) -> Result<Vec<String>, Error> {
+    async fn groups(&self, connection: &mut SqliteConnection) -> Result<Vec<String>, Error> {
         admin::groups::<SqliteEngine, _>(connection, &self.groups).await
     }
 
     /// The retired subscriptions of `group`, sorted (`sql/retired.sql`).
-    pub(crate) async fn retired(
+    async fn retired(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -33,7 +35,7 @@ impl Requests {
 
     /// Under the write lock: refuses a retired or existing subscription, else creates every
     /// checkpoint.
-    pub(crate) async fn start_at(
+    async fn start_at(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -51,11 +53,12 @@ impl Requests {
     }
 
     /// Under the write lock: writes the tombstone and deletes the checkpoints.
-    pub(crate) async fn retire(
+    async fn retire(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
         subscription: &str,
+        _timeout: Option<Duration>,
     ) -> Result<(), Error> {
         let operation = Operation::Retire;
         let mut transaction = begin_immediate(connection, operation).await?;
@@ -68,7 +71,7 @@ impl Requests {
 
     /// Under the write lock: a retired subscription loses its tombstone and anything left of
     /// it (checkpoints, leases, heartbeats); a live one is refused; nothing at all is fine.
-    pub(crate) async fn purge(
+    async fn purge(
         &self,
         connection: &mut SqliteConnection,
         group: &str,

@@ -10,11 +10,14 @@ use checkpoint_sql::hot_path;
 
 use checkpoint_sql::json::batch_json;
 
-use super::{Requests, SqliteEngine, sql};
+use checkpoint_sql::requests::HotPath;
+
+use super::{Requests, sql};
+use crate::engine::SqliteEngine;
 use crate::error::backend;
 
-impl Requests {
-    pub(crate) async fn list(
+impl HotPath<SqliteEngine> for Requests {
+    async fn list(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -22,7 +25,7 @@ impl Requests {
         hot_path::list::<SqliteEngine, _>(connection, &self.list, group).await
     }
 
-    pub(crate) async fn load(
+    async fn load(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -34,7 +37,7 @@ impl Requests {
     }
 
     /// Moves the checkpoint forward, or leaves it where it is when it is ahead or retired.
-    pub(crate) async fn save(
+    async fn save(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -48,7 +51,7 @@ impl Requests {
 
     /// A non-empty batch as one statement over one JSON parameter. Records the span field
     /// `distinct_keys` of the calling operation.
-    pub(crate) async fn save_all(
+    async fn save_all(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -71,7 +74,7 @@ impl Requests {
     }
 
     /// A retired subscription makes the statement return no row: [`Error::Retired`].
-    pub(crate) async fn claim(
+    async fn claim(
         &self,
         connection: &mut SqliteConnection,
         group: &str,
@@ -89,7 +92,7 @@ impl Requests {
     /// statement, on the same connection, read where the checkpoint is, for [`Error::Moved`]:
     /// SQLite's RETURNING sees only the new row, so the failed compare-and-set cannot also say
     /// where the checkpoint is. On an embedded database that costs no network round trip.
-    pub(crate) async fn advance(
+    async fn advance(
         &self,
         connection: &mut SqliteConnection,
         group: &str,

@@ -14,9 +14,12 @@ use sqlx::Connection;
 use sqlx::sqlite::SqliteConnection;
 
 use super::{Requests, begin_immediate, finish, sql};
+use crate::engine::SqliteEngine;
 use crate::error::backend;
 use checkpoint_sql::json::partitions_json;
-use checkpoint_sql::lease::{LeaseKey, LeaseRow, lease_table, rest};
+use checkpoint_sql::lease::{LeaseKey, LeaseRow, duration_ms, lease_table, rest};
+use checkpoint_sql::requests::Leases;
+use std::time::Duration;
 
 use crate::BACKEND;
 use crate::layout::COLUMNS;
@@ -49,6 +52,172 @@ fn partitions(operation: Operation, rows: Vec<i64>) -> Result<Vec<u32>, Error> {
         .collect::<Result<Vec<u32>, Error>>()?;
     partitions.sort_unstable();
     Ok(partitions)
+}
+
+impl Leases<SqliteEngine> for Requests {
+    /// One transaction: refuses a retired subscription; starts or extends the heartbeat,
+    /// extends the owner's live leases, grants what is free; `granted` sorted, `refused` the
+    /// rest of `requested`, sorted.
+    async fn acquire(
+        &self,
+        connection: &mut SqliteConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+        duration: Duration,
+        _timeout: Option<Duration>,
+    ) -> Result<Acquired, Error> {
+        let operation = Operation::Acquire;
+        let duration_ms = duration_ms(duration);
+        let mut transaction = begin_immediate(connection, operation).await?;
+        let outcome = self
+            .acquire_locked(&mut transaction, key, requested, duration_ms)
+            .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: refuses a retired subscription, then an owner whose heartbeat is not
+    /// live ([`Error::NotHeld`]); else extends the heartbeat and every live lease of the owner.
+    async fn renew(
+        &self,
+        connection: &mut SqliteConnection,
+        key: LeaseKey<'_>,
+        duration: Duration,
+    ) -> Result<Vec<HeldLease>, Error> {
+        let operation = Operation::Renew;
+        let duration_ms = duration_ms(duration);
+        let mut transaction = begin_immediate(connection, operation).await?;
+        let outcome = self.renew_locked(&mut transaction, key, duration_ms).await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: frees each of `requested` the owner holds live; the rest is
+    /// `not_held`.
+    async fn release(
+        &self,
+        connection: &mut SqliteConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+    ) -> Result<Released, Error> {
+        let operation = Operation::Release;
+        let mut transaction = begin_immediate(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            let rows: Vec<i64> = sqlx::query_scalar(sql(&self.lease.release))
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .bind(now)
+                .bind(partitions_json(requested))
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(|error| backend(operation, error))?;
+            let released = partitions(operation, rows)?;
+            let not_held = rest(requested, &released);
+            Ok(Released { released, not_held })
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: frees every lease the owner holds live and deletes its heartbeat.
+    async fn leave(
+        &self,
+        connection: &mut SqliteConnection,
+        key: LeaseKey<'_>,
+    ) -> Result<Vec<u32>, Error> {
+        let operation = Operation::Leave;
+        let failed = |error| backend(operation, error);
+        let mut transaction = begin_immediate(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            sqlx::query(sql(&self.lease.owner_delete))
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .execute(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            let rows: Vec<i64> = sqlx::query_scalar(sql(&self.lease.leave))
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .bind(now)
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            partitions(operation, rows)
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One read transaction (one snapshot, one reading of the clock): the live leases and the
+    /// live owners.
+    async fn leases(
+        &self,
+        connection: &mut SqliteConnection,
+        group: &str,
+        subscription: &str,
+    ) -> Result<LeaseTable, Error> {
+        let operation = Operation::Leases;
+        let failed = |error| backend(operation, error);
+        let mut transaction = connection.begin().await.map_err(failed)?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, group, subscription)
+                .await?;
+            let rows: Vec<LeaseRow> = sqlx::query_as(sql(&self.lease.leases))
+                .bind(group)
+                .bind(subscription)
+                .bind(now)
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            let owners: Vec<(String, i64)> = sqlx::query_as(sql(&self.lease.owners))
+                .bind(group)
+                .bind(subscription)
+                .bind(now)
+                .fetch_all(&mut *transaction)
+                .await
+                .map_err(failed)?;
+            lease_table(COLUMNS, operation, now, rows, owners)
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
+
+    /// One transaction: marks each of `requested` held live by another owner than the
+    /// requester (`key.owner`).
+    async fn request_handover(
+        &self,
+        connection: &mut SqliteConnection,
+        key: LeaseKey<'_>,
+        requested: &[u32],
+    ) -> Result<(), Error> {
+        let operation = Operation::RequestHandover;
+        let mut transaction = begin_immediate(connection, operation).await?;
+        let outcome = async {
+            let (now, _) = self
+                .clock(&mut transaction, operation, key.group, key.subscription)
+                .await?;
+            sqlx::query(sql(&self.lease.handover))
+                .bind(key.group)
+                .bind(key.subscription)
+                .bind(key.owner)
+                .bind(now)
+                .bind(partitions_json(requested))
+                .execute(&mut *transaction)
+                .await
+                .map(drop)
+                .map_err(|error| backend(operation, error))
+        }
+        .await;
+        finish(transaction, operation, outcome).await
+    }
 }
 
 impl Requests {
@@ -90,24 +259,6 @@ impl Requests {
         rows.into_iter()
             .map(|row| held_lease(operation, row))
             .collect()
-    }
-
-    /// One transaction: refuses a retired subscription; starts or extends the heartbeat,
-    /// extends the owner's live leases, grants what is free; `granted` sorted, `refused` the
-    /// rest of `requested`, sorted.
-    pub(crate) async fn acquire(
-        &self,
-        connection: &mut SqliteConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-        duration_ms: i64,
-    ) -> Result<Acquired, Error> {
-        let operation = Operation::Acquire;
-        let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = self
-            .acquire_locked(&mut transaction, key, requested, duration_ms)
-            .await;
-        finish(transaction, operation, outcome).await
     }
 
     /// [`acquire`](Self::acquire)'s statements, inside its transaction.
@@ -159,20 +310,6 @@ impl Requests {
         Ok(Acquired { granted, refused })
     }
 
-    /// One transaction: refuses a retired subscription, then an owner whose heartbeat is not
-    /// live ([`Error::NotHeld`]); else extends the heartbeat and every live lease of the owner.
-    pub(crate) async fn renew(
-        &self,
-        connection: &mut SqliteConnection,
-        key: LeaseKey<'_>,
-        duration_ms: i64,
-    ) -> Result<Vec<HeldLease>, Error> {
-        let operation = Operation::Renew;
-        let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = self.renew_locked(&mut transaction, key, duration_ms).await;
-        finish(transaction, operation, outcome).await
-    }
-
     /// [`renew`](Self::renew)'s statements, inside its transaction.
     async fn renew_locked(
         &self,
@@ -205,134 +342,5 @@ impl Requests {
             .await?;
         held.sort();
         Ok(held)
-    }
-
-    /// One transaction: frees each of `requested` the owner holds live; the rest is
-    /// `not_held`.
-    pub(crate) async fn release(
-        &self,
-        connection: &mut SqliteConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-    ) -> Result<Released, Error> {
-        let operation = Operation::Release;
-        let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            let rows: Vec<i64> = sqlx::query_scalar(sql(&self.lease.release))
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .bind(now)
-                .bind(partitions_json(requested))
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(|error| backend(operation, error))?;
-            let released = partitions(operation, rows)?;
-            let not_held = rest(requested, &released);
-            Ok(Released { released, not_held })
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One transaction: frees every lease the owner holds live and deletes its heartbeat.
-    pub(crate) async fn leave(
-        &self,
-        connection: &mut SqliteConnection,
-        key: LeaseKey<'_>,
-    ) -> Result<Vec<u32>, Error> {
-        let operation = Operation::Leave;
-        let failed = |error| backend(operation, error);
-        let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            sqlx::query(sql(&self.lease.owner_delete))
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .execute(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            let rows: Vec<i64> = sqlx::query_scalar(sql(&self.lease.leave))
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .bind(now)
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            partitions(operation, rows)
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One read transaction (one snapshot, one reading of the clock): the live leases and the
-    /// live owners.
-    pub(crate) async fn leases(
-        &self,
-        connection: &mut SqliteConnection,
-        group: &str,
-        subscription: &str,
-    ) -> Result<LeaseTable, Error> {
-        let operation = Operation::Leases;
-        let failed = |error| backend(operation, error);
-        let mut transaction = connection.begin().await.map_err(failed)?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, group, subscription)
-                .await?;
-            let rows: Vec<LeaseRow> = sqlx::query_as(sql(&self.lease.leases))
-                .bind(group)
-                .bind(subscription)
-                .bind(now)
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            let owners: Vec<(String, i64)> = sqlx::query_as(sql(&self.lease.owners))
-                .bind(group)
-                .bind(subscription)
-                .bind(now)
-                .fetch_all(&mut *transaction)
-                .await
-                .map_err(failed)?;
-            lease_table(COLUMNS, operation, now, rows, owners)
-        }
-        .await;
-        finish(transaction, operation, outcome).await
-    }
-
-    /// One transaction: marks each of `requested` held live by another owner than the
-    /// requester (`key.owner`).
-    pub(crate) async fn request_handover(
-        &self,
-        connection: &mut SqliteConnection,
-        key: LeaseKey<'_>,
-        requested: &[u32],
-    ) -> Result<(), Error> {
-        let operation = Operation::RequestHandover;
-        let mut transaction = begin_immediate(connection, operation).await?;
-        let outcome = async {
-            let (now, _) = self
-                .clock(&mut transaction, operation, key.group, key.subscription)
-                .await?;
-            sqlx::query(sql(&self.lease.handover))
-                .bind(key.group)
-                .bind(key.subscription)
-                .bind(key.owner)
-                .bind(now)
-                .bind(partitions_json(requested))
-                .execute(&mut *transaction)
-                .await
-                .map(drop)
-                .map_err(|error| backend(operation, error))
-        }
-        .await;
-        finish(transaction, operation, outcome).await
     }
 }

@@ -11,7 +11,10 @@ use crate::error::backend;
 impl Requests {
     /// `sql/schema.sql`, every statement, in one `BEGIN IMMEDIATE` transaction: it takes the
     /// write lock first, so of processes migrating at once the second finds the tables there.
-    pub(crate) async fn migrate(&self, connection: &mut SqliteConnection) -> Result<(), Error> {
+    pub(super) async fn create_tables(
+        &self,
+        connection: &mut SqliteConnection,
+    ) -> Result<(), Error> {
         let failed = |error| backend(Operation::Migrate, error);
         let mut transaction = connection
             .begin_with("BEGIN IMMEDIATE")

@@ -18,7 +18,6 @@ mod admin;
 mod hot_path;
 mod lease;
 mod migration;
-mod parked;
 
 use std::sync::Arc;
 
@@ -26,12 +25,16 @@ use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
 use sqlx::{AssertSqlSafe, Connection, Sqlite, Transaction};
 
+use checkpoint_sql::parked::ParkedStatements;
+use checkpoint_sql::requests::Statements;
+
+use crate::engine::SqliteEngine;
 use crate::error::backend;
 use crate::layout::TableName;
 
 /// Every statement of the store, for one table.
 #[derive(Debug)]
-pub(crate) struct Requests {
+pub struct Requests {
     /// `sql/schema.sql` (the checkpoint table, its tombstone table, the lease tables and the
     /// parked entries' table), which
     /// [`migrate`](crate::SqliteCheckpointStore::migrate) runs.
@@ -52,17 +55,8 @@ pub(crate) struct Requests {
     purge_leases: Arc<str>,
     purge_lease_owners: Arc<str>,
     lease: LeaseRequests,
-    parked: ParkedRequests,
-}
-
-/// The statements of the parked entries (`sql/park.sql`, `parked.sql`, `retry_parked.sql`,
-/// `unpark.sql`).
-#[derive(Debug)]
-struct ParkedRequests {
-    park: Arc<str>,
-    list: Arc<str>,
-    retry: Arc<str>,
-    unpark: Arc<str>,
+    /// `sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`.
+    parked: ParkedStatements,
 }
 
 /// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
@@ -81,9 +75,9 @@ struct LeaseRequests {
     owners: Arc<str>,
 }
 
-impl Requests {
+impl Statements<SqliteEngine> for Requests {
     /// Every request's text for `table`, its name spliced in once.
-    pub(crate) fn for_table(table: &TableName) -> Self {
+    fn for_table(table: &TableName) -> Self {
         let quoted = table.quoted();
         let retired = table.retired_quoted();
         let leases = table.leases_quoted();
@@ -130,7 +124,7 @@ impl Requests {
                 leases: build(include_str!("../../sql/leases.sql")),
                 owners: build(include_str!("../../sql/lease_owners.sql")),
             },
-            parked: ParkedRequests {
+            parked: ParkedStatements {
                 park: build(include_str!("../../sql/park.sql")),
                 list: build(include_str!("../../sql/parked.sql")),
                 retry: build(include_str!("../../sql/retry_parked.sql")),
@@ -139,30 +133,25 @@ impl Requests {
         }
     }
 
-    /// The statement `save` sends, rendered for the store's table.
-    pub(crate) fn save_sql(&self) -> &str {
+    fn save_sql(&self) -> &str {
         &self.save
     }
 
-    /// The statement `list` sends, rendered for the store's table.
-    pub(crate) fn list_sql(&self) -> &str {
+    fn list_sql(&self) -> &str {
         &self.list
     }
-}
 
-/// SQLite as the shared SQL requests (`checkpoint-sql`) need it.
-pub(crate) struct SqliteEngine;
-
-impl checkpoint_sql::Engine for SqliteEngine {
-    type Database = Sqlite;
-    const COLUMNS: checkpoint_core::stored::SqlColumns = crate::layout::COLUMNS;
-
-    fn error(operation: Operation, error: sqlx::Error) -> Error {
-        backend(operation, error)
+    /// `sql/schema.sql`, as the README shows it.
+    fn schema_sql(&self) -> String {
+        self.create_table.to_string()
     }
 
-    fn rows_affected(result: &sqlx::sqlite::SqliteQueryResult) -> u64 {
-        result.rows_affected()
+    fn parked(&self) -> &ParkedStatements {
+        &self.parked
+    }
+
+    async fn migrate(&self, connection: &mut SqliteConnection) -> Result<(), Error> {
+        self.create_tables(connection).await
     }
 }
 
