@@ -76,6 +76,8 @@ cargo clippy -p checkpoint-examples --all-features --all-targets --locked -- -D 
 cargo clippy -p checkpoint-bench --features crash --all-targets --locked -- -D warnings
 # The command's sources are features too (`source-nats`, `source-kafka`).
 cargo clippy -p checkpoint-store-cli --all-features --all-targets --locked -- -D warnings
+# The facade's stores, logs, `connect`, `tls` and `metrics` are features (SQLite alone by default).
+cargo clippy -p checkpoint --all-features --all-targets --locked -- -D warnings
 
 # The tests' binaries are compiled while the broker's install may still run: on a fresh machine
 # the lints were done about 4 minutes before the install (measured: lints 9.5 min, install
@@ -132,7 +134,7 @@ published=(
   checkpoint-dynamodb
   checkpoint-source-sqlite checkpoint-source-postgres checkpoint-source-nats
   checkpoint-source-kafka
-  checkpoint-connect checkpoint-store-cli
+  checkpoint-connect checkpoint checkpoint-store-cli
 )
 package_args=()
 for package in "${published[@]}"; do package_args+=(-p "$package"); done

@@ -42,9 +42,9 @@ use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use checkpoint_committer::{Committer, Partition};
-use checkpoint_core::CheckpointStore;
-use checkpoint_core::source::Source;
+use checkpoint::CheckpointStore;
+use checkpoint::committer::{Committer, Partition};
+use checkpoint::source::Source;
 use checkpoint_examples::log::{
     NewEntry, check_source, create_log, display_source, open_log, remove_log,
 };
