@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
+use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::{Again, Engine};
 use sqlx::mysql::{
@@ -34,6 +35,7 @@ impl Engine for MysqlEngine {
     type Table = TableName;
     type Requests = Requests;
     type Parked = ParkedStatements;
+    type Admin = AdminStatements;
 
     const BACKEND: &'static str = BACKEND;
     const COLUMNS: SqlColumns = COLUMNS;

@@ -107,6 +107,12 @@
 //! methods return a deadlock as a retryable error instead: the caller's whole transaction was
 //! rolled back with it.
 //!
+//! Inside the caller's transaction, `save_in` keeps its row locked until the transaction ends;
+//! `claim_in`'s read locks the checkpoint's row, so a second process claiming it waits for
+//! this one to commit or roll back; `advance_in` locks the row, so another advance of it waits
+//! for the commit (up to the server's `innodb_lock_wait_timeout`) and then finds it moved.
+//! Keep such transactions short.
+//!
 //! # Leases
 //!
 //! [`LeaseStore`](checkpoint_core::LeaseStore) keeps partition ownership beside the

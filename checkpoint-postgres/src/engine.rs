@@ -35,6 +35,7 @@ impl Engine for PostgresEngine {
     type Table = TableName;
     type Requests = Requests;
     type Parked = ParkedStatements;
+    type Admin = Requests;
 
     const BACKEND: &'static str = BACKEND;
     const COLUMNS: SqlColumns = COLUMNS;

@@ -320,6 +320,12 @@
 //! # }
 //! ```
 //!
+//! What each locks: `save_in` and `save_all_in` keep their rows locked until the transaction
+//! ends; `claim_in` locks the checkpoint's row, so a second process claiming the same
+//! checkpoint waits for this one to commit or roll back; `advance_in` locks the row, so
+//! another advance of it waits for the commit and then finds it moved. None runs a second
+//! time on a lost connection: the caller's transaction is gone with it.
+//!
 //! [`Error::Moved`]: checkpoint_core::Error::Moved
 #![cfg_attr(
     not(test),

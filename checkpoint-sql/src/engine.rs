@@ -33,7 +33,12 @@ pub trait Engine: Sized + Send + Sync + 'static {
     type Table: Clone + fmt::Debug + fmt::Display + Send + Sync + 'static;
 
     /// Every statement of the store for one table, and the requests that send them.
-    type Requests: Statements<Self> + HotPath<Self> + Admin<Self> + Leases<Self>;
+    type Requests: Statements<Self> + HotPath<Self> + Leases<Self>;
+
+    /// The operations API's statements: [`AdminStatements`](crate::admin::AdminStatements)
+    /// for an engine whose admin transactions begin with [`BEGIN`](Self::BEGIN) (SQLite,
+    /// MySQL), or the engine's own requests (PostgreSQL's locks differ).
+    type Admin: Admin<Self> + Send + Sync + 'static;
 
     /// The parked entries' statements: [`ParkedStatements`](crate::parked::ParkedStatements)
     /// for every engine of this workspace (named here so that its requests' bounds on the
@@ -47,7 +52,8 @@ pub trait Engine: Sized + Send + Sync + 'static {
     const COLUMNS: SqlColumns;
 
     /// The statement that begins a transactional handler's transaction
-    /// ([`TransactionalStore`](checkpoint_core::transactional::TransactionalStore)).
+    /// ([`TransactionalStore`](checkpoint_core::transactional::TransactionalStore)), and the
+    /// operations API's transactions of [`AdminStatements`](crate::admin::AdminStatements).
     const BEGIN: &'static str;
 
     /// The table a new store uses.

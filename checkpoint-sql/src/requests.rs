@@ -32,6 +32,9 @@ pub trait Statements<E: Engine>: Send + Sync + Sized + 'static {
     /// The parked entries' statements.
     fn parked(&self) -> &E::Parked;
 
+    /// The operations API's statements.
+    fn admin(&self) -> &E::Admin;
+
     /// Creates the tables unless they exist.
     fn migrate(
         &self,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
+use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::{Engine, FileEngine};
 use sqlx::sqlite::{
@@ -29,6 +30,7 @@ impl Engine for SqliteEngine {
     type Table = TableName;
     type Requests = Requests;
     type Parked = ParkedStatements;
+    type Admin = AdminStatements;
 
     const BACKEND: &'static str = BACKEND;
     const COLUMNS: SqlColumns = COLUMNS;

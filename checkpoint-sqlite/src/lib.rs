@@ -234,6 +234,11 @@
 //! Several processes need the file on a local file system: WAL's shared memory does not work
 //! over network file systems. A transaction of the caller that holds the write lock (see the
 //! `*_in` methods) makes every other writer wait until it ends: keep such transactions short.
+//! Inside a transaction `claim_in` and `advance_in` take the write lock and hold it until the
+//! transaction ends. Inside a transaction begun with a plain `BEGIN` that has already read,
+//! SQLite may fail `save_in` at once with `SQLITE_BUSY` (retryable) if another connection
+//! wrote since that read; begin with `BEGIN IMMEDIATE` to take the write lock up front
+//! instead (the subscriptions' transactional handlers do).
 //!
 //! # Many processes on one file: a process frozen inside a write
 //!

@@ -14,7 +14,6 @@
 //! table name is the only text ever spliced into them, and only after [`TableName::parse`] has
 //! checked that it is a plain identifier; every value goes in as a bind parameter.
 
-mod admin;
 mod hot_path;
 mod lease;
 mod migration;
@@ -27,6 +26,7 @@ use checkpoint_core::{Error, Operation};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
 
+use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
@@ -48,15 +48,9 @@ pub struct Requests {
     claim: Arc<str>,
     claim_read: Arc<str>,
     advance: Arc<str>,
-    groups: Arc<str>,
-    retired: Arc<str>,
-    presence: Arc<str>,
-    start_at: Arc<str>,
-    retire_tombstone: Arc<str>,
-    delete_subscription: Arc<str>,
-    purge_tombstone: Arc<str>,
-    purge_leases: Arc<str>,
-    purge_lease_owners: Arc<str>,
+    /// The operations API's statements (`sql/groups.sql`, `retired.sql`, `presence.sql`,
+    /// `start_at.sql`, `retire_tombstone.sql`, `delete_subscription.sql`, `purge_*.sql`).
+    admin: AdminStatements,
     lease: LeaseRequests,
     /// `sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`.
     parked: ParkedStatements,
@@ -109,15 +103,17 @@ impl Statements<MysqlEngine> for Requests {
             claim: build(include_str!("../../sql/claim.sql")),
             claim_read: build(include_str!("../../sql/claim_read.sql")),
             advance: build(include_str!("../../sql/advance.sql")),
-            groups: build(include_str!("../../sql/groups.sql")),
-            retired: build(include_str!("../../sql/retired.sql")),
-            presence: build(include_str!("../../sql/presence.sql")),
-            start_at: build(include_str!("../../sql/start_at.sql")),
-            retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
-            delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
-            purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
-            purge_leases: build(include_str!("../../sql/purge_leases.sql")),
-            purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            admin: AdminStatements {
+                groups: build(include_str!("../../sql/groups.sql")),
+                retired: build(include_str!("../../sql/retired.sql")),
+                presence: build(include_str!("../../sql/presence.sql")),
+                start_at: build(include_str!("../../sql/start_at.sql")),
+                retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
+                delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
+                purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
+                purge_leases: build(include_str!("../../sql/purge_leases.sql")),
+                purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            },
             lease: LeaseRequests {
                 clock: build(include_str!("../../sql/lease_clock.sql")),
                 join: build(include_str!("../../sql/lease_join.sql")),
@@ -161,6 +157,10 @@ impl Statements<MysqlEngine> for Requests {
 
     fn parked(&self) -> &ParkedStatements {
         &self.parked
+    }
+
+    fn admin(&self) -> &AdminStatements {
+        &self.admin
     }
 
     async fn migrate(&self, connection: &mut MySqlConnection) -> Result<(), Error> {
@@ -235,15 +235,15 @@ mod tests {
             &requests.claim,
             &requests.claim_read,
             &requests.advance,
-            &requests.groups,
-            &requests.retired,
-            &requests.presence,
-            &requests.start_at,
-            &requests.retire_tombstone,
-            &requests.delete_subscription,
-            &requests.purge_tombstone,
-            &requests.purge_leases,
-            &requests.purge_lease_owners,
+            &requests.admin.groups,
+            &requests.admin.retired,
+            &requests.admin.presence,
+            &requests.admin.start_at,
+            &requests.admin.retire_tombstone,
+            &requests.admin.delete_subscription,
+            &requests.admin.purge_tombstone,
+            &requests.admin.purge_leases,
+            &requests.admin.purge_lease_owners,
         ]);
         let lease = &requests.lease;
         all.extend([
@@ -274,7 +274,7 @@ mod tests {
             &requests.save,
             &requests.save_all,
             &requests.claim,
-            &requests.presence,
+            &requests.admin.presence,
         ] {
             assert!(statement.contains("`my_table_retired`"), "{statement}");
         }

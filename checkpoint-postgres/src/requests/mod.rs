@@ -179,6 +179,12 @@ impl Statements<PostgresEngine> for Requests {
         &self.parked
     }
 
+    /// PostgreSQL's own: its `start_at` and `retire` take locks of their own (see
+    /// `requests/admin.rs`).
+    fn admin(&self) -> &Requests {
+        self
+    }
+
     async fn migrate(&self, connection: &mut PgConnection) -> Result<(), Error> {
         self.create_tables(connection).await
     }

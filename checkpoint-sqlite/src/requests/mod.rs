@@ -14,7 +14,6 @@
 //! name is the only text ever spliced into them, and only after [`TableName::parse`] has
 //! checked that it is a plain identifier; every value goes in as a bind parameter.
 
-mod admin;
 mod hot_path;
 mod lease;
 mod migration;
@@ -25,6 +24,7 @@ use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
 use sqlx::{AssertSqlSafe, Connection, Sqlite, Transaction};
 
+use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
@@ -45,15 +45,9 @@ pub struct Requests {
     save_all: Arc<str>,
     claim: Arc<str>,
     advance: Arc<str>,
-    groups: Arc<str>,
-    retired: Arc<str>,
-    presence: Arc<str>,
-    start_at: Arc<str>,
-    retire_tombstone: Arc<str>,
-    delete_subscription: Arc<str>,
-    purge_tombstone: Arc<str>,
-    purge_leases: Arc<str>,
-    purge_lease_owners: Arc<str>,
+    /// The operations API's statements (`sql/groups.sql`, `retired.sql`, `presence.sql`,
+    /// `start_at.sql`, `retire_tombstone.sql`, `delete_subscription.sql`, `purge_*.sql`).
+    admin: AdminStatements,
     lease: LeaseRequests,
     /// `sql/park.sql`, `parked.sql`, `retry_parked.sql`, `unpark.sql`.
     parked: ParkedStatements,
@@ -102,15 +96,17 @@ impl Statements<SqliteEngine> for Requests {
             save_all: build(include_str!("../../sql/save_all.sql")),
             claim: build(include_str!("../../sql/claim.sql")),
             advance: build(include_str!("../../sql/advance.sql")),
-            groups: build(include_str!("../../sql/groups.sql")),
-            retired: build(include_str!("../../sql/retired.sql")),
-            presence: build(include_str!("../../sql/presence.sql")),
-            start_at: build(include_str!("../../sql/start_at.sql")),
-            retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
-            delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
-            purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
-            purge_leases: build(include_str!("../../sql/purge_leases.sql")),
-            purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            admin: AdminStatements {
+                groups: build(include_str!("../../sql/groups.sql")),
+                retired: build(include_str!("../../sql/retired.sql")),
+                presence: build(include_str!("../../sql/presence.sql")),
+                start_at: build(include_str!("../../sql/start_at.sql")),
+                retire_tombstone: build(include_str!("../../sql/retire_tombstone.sql")),
+                delete_subscription: build(include_str!("../../sql/delete_subscription.sql")),
+                purge_tombstone: build(include_str!("../../sql/purge_tombstone.sql")),
+                purge_leases: build(include_str!("../../sql/purge_leases.sql")),
+                purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
+            },
             lease: LeaseRequests {
                 clock: build(include_str!("../../sql/lease_clock.sql")),
                 join: build(include_str!("../../sql/lease_join.sql")),
@@ -148,6 +144,10 @@ impl Statements<SqliteEngine> for Requests {
 
     fn parked(&self) -> &ParkedStatements {
         &self.parked
+    }
+
+    fn admin(&self) -> &AdminStatements {
+        &self.admin
     }
 
     async fn migrate(&self, connection: &mut SqliteConnection) -> Result<(), Error> {
@@ -200,10 +200,10 @@ mod tests {
             &requests.save_all,
             &requests.claim,
             &requests.advance,
-            &requests.groups,
-            &requests.presence,
-            &requests.start_at,
-            &requests.delete_subscription,
+            &requests.admin.groups,
+            &requests.admin.presence,
+            &requests.admin.start_at,
+            &requests.admin.delete_subscription,
         ] {
             assert!(statement.contains("\"my_table\""), "{statement}");
             assert!(!statement.contains("{table}"), "{statement}");
@@ -215,16 +215,16 @@ mod tests {
             &requests.save,
             &requests.save_all,
             &requests.claim,
-            &requests.retired,
-            &requests.retire_tombstone,
-            &requests.purge_tombstone,
+            &requests.admin.retired,
+            &requests.admin.retire_tombstone,
+            &requests.admin.purge_tombstone,
         ] {
             assert!(statement.contains("\"my_table_retired\""), "{statement}");
         }
         let lease = &requests.lease;
         for statement in [
             &requests.create_table,
-            &requests.purge_leases,
+            &requests.admin.purge_leases,
             &lease.extend,
             &lease.grant,
             &lease.release,
@@ -236,7 +236,7 @@ mod tests {
         }
         for statement in [
             &requests.create_table,
-            &requests.purge_lease_owners,
+            &requests.admin.purge_lease_owners,
             &lease.join,
             &lease.beat,
             &lease.owner_delete,
