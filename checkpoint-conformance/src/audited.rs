@@ -1,23 +1,34 @@
-//! A store wrapper that keeps every error its calls return, for fault-injection tests.
+//! A layer that keeps every error its store's calls return, for fault-injection tests.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use async_trait::async_trait;
-use checkpoint_core::{Checkpoint, CheckpointStore, Error};
+use checkpoint_core::Error;
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
 
 use crate::Failure;
 use crate::failure::error_chain;
 
-/// Wraps a store and records every error its calls return, so a fault-injection test can check
-/// the type of each one: under a dropped connection, a restart or a paused server, the
-/// contract allows a call to fail only with a retryable [`Error::Backend`] or an
-/// [`Error::Timeout`], never with anything else (and never to panic).
+/// A store that records every error its calls return (made by [`audited`]), so a
+/// fault-injection test can check the type of each one: under a dropped connection, a restart
+/// or a paused server, the contract allows a call to fail only with a retryable
+/// [`Error::Backend`] or an [`Error::Timeout`], never with anything else (and never to panic).
+/// [`inner`](Layered::inner) is the store, for calls that should not be audited;
+/// [`around`](Layered::around) the [`Audit`], whose [`take_errors`](Audit::take_errors) says
+/// what it recorded.
 ///
 /// [`run_histories_with_faults`](crate::history::run_histories_with_faults) keeps only the
 /// text of the errors in its history; run it on an `AuditedStore` to check their types too.
-#[derive(Debug)]
-pub struct AuditedStore<S> {
-    inner: S,
+pub type AuditedStore<S> = Layered<S, Audit>;
+
+/// `inner`, audited.
+pub fn audited<S>(inner: S) -> AuditedStore<S> {
+    Layered::new(inner, Audit::default())
+}
+
+/// The layer of an [`AuditedStore`]: the errors its store's calls returned.
+#[derive(Debug, Default)]
+pub struct Audit {
     errors: Mutex<Vec<String>>,
     /// Errors that are neither a retryable backend error nor a timeout.
     wrong: Mutex<Vec<String>>,
@@ -36,21 +47,7 @@ fn lock(list: &Mutex<Vec<String>>) -> MutexGuard<'_, Vec<String>> {
     list.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl<S> AuditedStore<S> {
-    /// Wraps `inner`.
-    pub fn new(inner: S) -> Self {
-        Self {
-            inner,
-            errors: Mutex::new(Vec::new()),
-            wrong: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The wrapped store, for calls that should not be audited.
-    pub fn inner(&self) -> &S {
-        &self.inner
-    }
-
+impl Audit {
     fn record<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(error) = &result {
             if !matches!(
@@ -84,36 +81,12 @@ impl<S> AuditedStore<S> {
     }
 }
 
-#[async_trait]
-impl<S: CheckpointStore> CheckpointStore for AuditedStore<S> {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.record(self.inner.list(group).await)
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.record(self.inner.load(group, subscription, partition).await)
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.record(
-            self.inner
-                .save(group, subscription, partition, position)
-                .await,
-        )
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.record(self.inner.save_all(group, checkpoints).await)
+impl Around for Audit {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        _call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(async move { self.record(request.await) })
     }
 }

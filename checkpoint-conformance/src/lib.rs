@@ -90,7 +90,7 @@ pub mod recovery;
 pub mod round_trips;
 pub mod sources;
 
-pub use audited::{AuditedStore, ErrorTally};
+pub use audited::{Audit, AuditedStore, ErrorTally, audited};
 pub use checkpoint_core::{CheckpointAdmin, CheckpointStore, ExclusiveCheckpointStore};
 pub use failure::{CaseResult, Failure, error_chain};
 pub use group::fresh_group;

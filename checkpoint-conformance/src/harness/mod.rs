@@ -17,8 +17,11 @@
 //! - [`lease_faults::black_holed_holder_stops_first`]: a lease holder cut off by the black hole
 //!   stops treating its leases as held before another owner is granted them;
 //!   [`bad_input::bad_lease_input`] refuses every invalid lease call before any I/O.
-//! - [`Guarded`]: a store that keeps what it needs alive (a temporary directory, a server
-//!   started for it) for as long as it is used, passing every call on.
+//! - [`Guarded`] (made by [`guarded`]): a store that keeps what it needs alive (a temporary
+//!   directory, a server started for it) for as long as it is used, passing every call on: a
+//!   [`Layered`](checkpoint_core::layer::Layered) store whose layer is the [`Guard`].
+//! - [`RuntimeWorker`]: a worker's store under a run-time user beside an operator's, for the
+//!   lease kit under least privilege (the operations API goes to the operator).
 //!
 //! The error-chain printer the tests' messages use is [`error_chain`](crate::error_chain).
 //!
@@ -28,8 +31,10 @@ pub mod bad_input;
 mod black_hole;
 mod guarded;
 pub mod lease_faults;
+mod runtime_worker;
 mod server;
 
 pub use black_hole::{BlackHoleBounds, BlackHoleProxy, BlackHoleReport, black_hole_and_back};
-pub use guarded::Guarded;
+pub use guarded::{Guard, Guarded, guarded};
+pub use runtime_worker::RuntimeWorker;
 pub use server::server_url;

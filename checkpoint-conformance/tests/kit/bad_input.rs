@@ -10,10 +10,9 @@ use checkpoint_conformance::harness::bad_input::{
     BadAdminInput, BadInput, Call, MoreEntryPoints, Reply,
 };
 use checkpoint_conformance::round_trips::CountingProxy;
-use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-    InMemoryCheckpointStore,
-};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Layered};
+use checkpoint_core::{Error, InMemoryCheckpointStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
@@ -43,128 +42,51 @@ async fn wire() -> (CountingProxy, TcpStream) {
 }
 
 /// The in-memory store, with one round trip per call it lets through.
-struct WiredStore {
-    inner: InMemoryCheckpointStore,
+type WiredStore = Layered<InMemoryCheckpointStore, Wire>;
+
+/// The layer of a [`WiredStore`]: a round trip on the wire around each call.
+struct Wire {
     wire: Mutex<TcpStream>,
     /// Sends before validating, as a broken store would.
     sends_first: bool,
 }
 
-impl WiredStore {
-    async fn new(sends_first: bool) -> (Self, CountingProxy) {
-        let (proxy, stream) = wire().await;
-        let store = Self {
-            inner: InMemoryCheckpointStore::new(),
-            wire: Mutex::new(stream),
-            sends_first,
-        };
-        (store, proxy)
-    }
+async fn wired_store(sends_first: bool) -> (WiredStore, CountingProxy) {
+    let (proxy, stream) = wire().await;
+    let wire = Wire {
+        wire: Mutex::new(stream),
+        sends_first,
+    };
+    (Layered::new(InMemoryCheckpointStore::new(), wire), proxy)
+}
 
+impl Wire {
     async fn exchange(&self) {
         let mut wire = self.wire.lock().await;
         let mut byte = [7u8];
         wire.write_all(&byte).await.expect("sending");
         wire.read_exact(&mut byte).await.expect("the echo");
     }
-
-    /// Runs `call` on the inner store, with a round trip unless it was refused as invalid
-    /// (or always, for a store that sends first).
-    async fn wired<T>(&self, call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        if self.sends_first {
-            self.exchange().await;
-        }
-        let result = call.await;
-        if !self.sends_first && !matches!(result, Err(Error::InvalidInput(_))) {
-            self.exchange().await;
-        }
-        result
-    }
 }
 
-#[async_trait]
-impl CheckpointStore for WiredStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.wired(self.inner.list(group)).await
-    }
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.wired(self.inner.load(group, subscription, partition))
-            .await
-    }
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.wired(self.inner.save(group, subscription, partition, position))
-            .await
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.wired(self.inner.save_all(group, checkpoints)).await
-    }
-}
-
-#[async_trait]
-impl ExclusiveCheckpointStore for WiredStore {
-    async fn claim(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        fingerprint: Fingerprint,
-        initial_position: u64,
-    ) -> Result<u64, Error> {
-        self.wired(self.inner.claim(
-            group,
-            subscription,
-            partition,
-            fingerprint,
-            initial_position,
-        ))
-        .await
-    }
-    async fn advance(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        from: u64,
-        to: u64,
-    ) -> Result<(), Error> {
-        self.wired(self.inner.advance(group, subscription, partition, from, to))
-            .await
-    }
-}
-
-#[async_trait]
-impl CheckpointAdmin for WiredStore {
-    async fn groups(&self) -> Result<Vec<String>, Error> {
-        self.wired(self.inner.groups()).await
-    }
-    async fn start_at(
-        &self,
-        group: &str,
-        subscription: &str,
-        positions: &[(u32, u64)],
-    ) -> Result<(), Error> {
-        self.wired(self.inner.start_at(group, subscription, positions))
-            .await
-    }
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.wired(self.inner.retire(group, subscription)).await
-    }
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        self.wired(self.inner.retired(group)).await
-    }
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.wired(self.inner.purge(group, subscription)).await
+/// Runs each call on the inner store, with a round trip unless it was refused as invalid (or
+/// always, for a store that sends first).
+impl Around for Wire {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        _call: checkpoint_core::layer::Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(async move {
+            if self.sends_first {
+                self.exchange().await;
+            }
+            let result = request.await;
+            if !self.sends_first && !matches!(result, Err(Error::InvalidInput(_))) {
+                self.exchange().await;
+            }
+            result
+        })
     }
 }
 
@@ -206,7 +128,7 @@ impl MoreEntryPoints for Again<'_> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_validates_first_passes_with_valid_and_invalid_inputs() {
-    let (store, proxy) = WiredStore::new(false).await;
+    let (store, proxy) = wired_store(false).await;
     let report = BadInput::new(&store, &proxy)
         .cases_between(64, 64)
         .run(&mut ())
@@ -231,7 +153,7 @@ async fn a_store_that_validates_first_passes_with_valid_and_invalid_inputs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_only_makes_no_valid_call() {
-    let (store, proxy) = WiredStore::new(false).await;
+    let (store, proxy) = wired_store(false).await;
     let report = BadInput::new(&store, &proxy)
         .cases_between(64, 64)
         .refusals_only()
@@ -245,7 +167,7 @@ async fn refusals_only_makes_no_valid_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_sends_before_validating_is_caught() {
-    let (store, proxy) = WiredStore::new(true).await;
+    let (store, proxy) = wired_store(true).await;
     let failure = BadInput::new(&store, &proxy)
         .cases_between(64, 64)
         .run(&mut ())
@@ -261,7 +183,7 @@ async fn a_store_that_sends_before_validating_is_caught() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_own_entry_point_that_skips_validation_is_caught() {
-    let (store, proxy) = WiredStore::new(false).await;
+    let (store, proxy) = wired_store(false).await;
     let mut again = Again {
         store: &store,
         save_skips_validation: true,
@@ -294,7 +216,7 @@ async fn without_a_wire_the_same_checks_run_uncounted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operations_api_validates_first() {
-    let (store, proxy) = WiredStore::new(false).await;
+    let (store, proxy) = wired_store(false).await;
     let report = BadAdminInput::new(&store, &proxy)
         .cases_between(64, 64)
         .run()
@@ -311,7 +233,7 @@ async fn the_operations_api_validates_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operations_api_that_sends_before_validating_is_caught() {
-    let (store, proxy) = WiredStore::new(true).await;
+    let (store, proxy) = wired_store(true).await;
     let failure = BadAdminInput::new(&store, &proxy)
         .cases_between(64, 64)
         .run()

@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
-use checkpoint_conformance::{AuditedStore, ErrorTally};
+use checkpoint_conformance::{ErrorTally, audited};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, Operation,
@@ -51,7 +51,7 @@ async fn histories_under_cuts(
         .with_table(&fresh_group("table"))
         .expect("a valid table name");
     store.create_table().await.expect("create_table");
-    let store = AuditedStore::new(store);
+    let store = audited(store);
     let config = HistoryConfig {
         cases,
         seed: HistoryConfig::from_env().seed,
@@ -75,6 +75,7 @@ async fn histories_under_cuts(
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
-use checkpoint_conformance::{AuditedStore, ErrorTally, error_chain, fresh_group};
+use checkpoint_conformance::{ErrorTally, audited, error_chain, fresh_group};
 use checkpoint_core::{
     Acquired, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore, Operation,
 };
@@ -388,7 +388,7 @@ async fn assert_a_kill_after_5_s_idle_costs_no_call(
 async fn killed_connections_in_the_middle_of_histories() {
     let server = OwnMariadb::start().await;
     let (database, options) = ("test".to_owned(), server.options());
-    let store = AuditedStore::new(MysqlCheckpointStore::connect_with(options).await.unwrap());
+    let store = audited(MysqlCheckpointStore::connect_with(options).await.unwrap());
     store.inner().migrate().await.unwrap();
     let admin = tokio::sync::Mutex::new(server.admin().await);
     let killed = Mutex::new(BTreeSet::new());
@@ -409,6 +409,7 @@ async fn killed_connections_in_the_middle_of_histories() {
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     let killed = std::mem::take(&mut *killed.lock().unwrap());

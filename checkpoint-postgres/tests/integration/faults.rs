@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
-use checkpoint_conformance::{AuditedStore, ErrorTally};
+use checkpoint_conformance::{AuditedStore, ErrorTally, audited};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     CheckpointStore, Error, ExclusiveCheckpointStore, LeaseStore, LeaseTable, Operation,
@@ -68,7 +68,7 @@ async fn terminate(admin: &mut PgConnection, name: &str) -> Vec<i32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminated_backends_in_the_middle_of_histories() {
     let name = support::unique_ident("cp_terminate");
-    let store = AuditedStore::new(
+    let store = audited(
         PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
             .await
             .unwrap(),
@@ -95,6 +95,7 @@ async fn terminated_backends_in_the_middle_of_histories() {
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     let terminated = std::mem::take(&mut *terminated.lock().unwrap());
@@ -252,7 +253,7 @@ async fn restarts_crashes_and_pauses_of_a_server_of_our_own() {
         .options()
         .ssl_mode(PgSslMode::Disable)
         .application_name(&name);
-    let store = AuditedStore::new(
+    let store = audited(
         PostgresCheckpointStore::connect_with(options.clone())
             .await
             .unwrap(),
@@ -361,6 +362,7 @@ async fn restarts_and_crashes_in_histories(
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     let postmasters = postmasters.lock().unwrap().len();

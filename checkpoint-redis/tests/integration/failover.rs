@@ -41,7 +41,9 @@ use std::time::{Duration, Instant};
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
-use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
+use checkpoint_conformance::{Audit, ErrorTally, fresh_group};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
 use checkpoint_core::{Checkpoint, CheckpointStore, Error};
 use checkpoint_redis::{RedisClusterCheckpointStore, ReplicaAckError};
 use own_cluster::OwnCluster;
@@ -99,29 +101,30 @@ async fn group_served_with(
     }
 }
 
-/// A store wrapper that keeps when each call started and returned, to show which calls were
-/// in flight at a kill.
-struct Timed<S> {
-    inner: S,
+/// A layer that keeps when each call started and returned, to show which calls were in flight
+/// at a kill.
+#[derive(Default)]
+struct Spans {
     calls: std::sync::Mutex<Vec<(Instant, Instant)>>,
 }
 
-impl<S> Timed<S> {
-    fn new(inner: S) -> Self {
-        Self {
-            inner,
-            calls: std::sync::Mutex::new(Vec::new()),
-        }
+impl Around for Spans {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        _call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = request.await;
+            let span = (started, Instant::now());
+            self.calls.lock().expect("the calls").push(span);
+            result
+        })
     }
+}
 
-    fn timed<T>(&self, started: Instant, result: T) -> T {
-        self.calls
-            .lock()
-            .expect("the calls")
-            .push((started, Instant::now()));
-        result
-    }
-
+impl Spans {
     /// The calls that started before one of `kills` and returned after it, and the longest
     /// of them.
     fn across(&self, kills: &[Instant]) -> (usize, Duration) {
@@ -132,47 +135,6 @@ impl<S> Timed<S> {
             .map(|(start, end)| *end - *start)
             .collect();
         (across.len(), across.into_iter().max().unwrap_or_default())
-    }
-}
-
-#[async_trait::async_trait]
-impl<S: CheckpointStore> CheckpointStore for Timed<S> {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        let started = Instant::now();
-        self.timed(started, self.inner.list(group).await)
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        let started = Instant::now();
-        self.timed(
-            started,
-            self.inner.load(group, subscription, partition).await,
-        )
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        let started = Instant::now();
-        let result = self
-            .inner
-            .save(group, subscription, partition, position)
-            .await;
-        self.timed(started, result)
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        let started = Instant::now();
-        self.timed(started, self.inner.save_all(group, checkpoints).await)
     }
 }
 
@@ -226,11 +188,13 @@ async fn histories_across_failovers_lose_nothing_with_replica_ack() {
     let started = Instant::now();
     let cluster = OwnCluster::start().await;
     let formed = started.elapsed();
-    let store = Timed::new(AuditedStore::new(
+    // Spans around the audit: every call timed, every error kept.
+    let store = Layered::new(
         connect(&cluster)
             .await
             .with_replica_ack(1, REPLICA_ACK_TIMEOUT),
-    ));
+        (Spans::default(), Audit::default()),
+    );
     let next_victim = cluster.master_of(shard_slot(0)).await;
     let failovers = Arc::new(tokio::sync::Mutex::new(Failovers {
         cluster,
@@ -258,13 +222,14 @@ async fn histories_across_failovers_lose_nothing_with_replica_ack() {
         count: errors,
         first: sample,
     } = store
-        .inner
+        .around()
+        .1
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     let failovers = failovers.lock().await;
     let cycles = &failovers.cycles;
     let kills: Vec<Instant> = cycles.iter().map(|c| c.killed).collect();
-    let (across, longest) = store.across(&kills);
+    let (across, longest) = store.around().0.across(&kills);
     eprintln!(
         "failover histories with replica ack: {} histories (seed {}), each across a SIGKILLed \
          master: {across} calls in flight at a kill (the longest took {longest:?}), \
@@ -283,7 +248,7 @@ async fn histories_across_failovers_lose_nothing_with_replica_ack() {
     );
 
     // The store, never rebuilt, works on the new topology: every shard's master has changed.
-    let store = store.inner.inner();
+    let store = store.inner();
     for slot in SHARD_SLOTS {
         let group = group_served_with(&failovers.cluster, store, slot).await;
         store

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
-use checkpoint_conformance::{AuditedStore, ErrorTally, fresh_group};
+use checkpoint_conformance::{ErrorTally, audited, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore,
     Operation, UnexpectedValue,
@@ -43,7 +43,7 @@ crate::on_single_and_cluster!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_connections_in_the_middle_of_histories() {
     let server = OwnRedis::start(DURABLE).await;
-    let store = AuditedStore::new(
+    let store = audited(
         RedisCheckpointStore::connect(&server.url())
             .await
             .expect("connecting to the test's own server"),
@@ -78,6 +78,7 @@ async fn killed_connections_in_the_middle_of_histories() {
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(
@@ -130,7 +131,7 @@ async fn killed_connections_in_the_middle_of_histories() {
 async fn server_restarts_in_the_middle_of_histories() {
     let server = Arc::new(tokio::sync::Mutex::new(OwnRedis::start(DURABLE).await));
     let url = server.lock().await.url();
-    let store = AuditedStore::new(
+    let store = audited(
         RedisCheckpointStore::connect(&url)
             .await
             .expect("connecting to the test's own server"),
@@ -157,6 +158,7 @@ async fn server_restarts_in_the_middle_of_histories() {
         count: errors,
         first: sample,
     } = store
+        .around()
         .take_errors()
         .unwrap_or_else(|failure| panic!("{failure}"));
     eprintln!(

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use checkpoint_conformance::harness::Guarded;
+use checkpoint_conformance::harness::{Guarded, guarded};
 use checkpoint_core::Error;
 use checkpoint_sqlite::SqliteCheckpointStore;
 
@@ -63,7 +63,7 @@ pub type TempStore = Guarded<SqliteCheckpointStore, TempDb>;
 pub async fn store() -> TempStore {
     let db = TempDb::new();
     let store = db.store().await;
-    Guarded::new(store, db)
+    guarded(store, db)
 }
 
 /// A client of a database file shared with the other clients of the same test: its own pool,
@@ -90,7 +90,7 @@ pub async fn lease_store() -> LeaseClient {
         }
     };
     let store = db.store().await;
-    Guarded::new(store, db)
+    guarded(store, db)
 }
 
 /// The sqlx error an error of this store carries as its source.
