@@ -149,10 +149,10 @@ async fn a_worker_granted_many_partitions_reads_where_they_resume_in_one_request
 #[tokio::test(start_paused = true)]
 async fn a_worker_whose_rounds_run_slow_reads_the_table_less_often_and_renews_on_time() {
     use crate::model::record::Record;
-    use crate::model::store::{Faults, FaultyStore};
+    use crate::model::store::{Faults, faulty};
 
     let faults = Arc::new(Faults::default());
-    let store = Arc::new(FaultyStore::new(
+    let store = Arc::new(faulty(
         paused_store(),
         Arc::clone(&faults),
         0,

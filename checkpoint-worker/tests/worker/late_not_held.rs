@@ -8,11 +8,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointStore, Error, HeldLease, InMemoryCheckpointStore, LeaseStore,
-    LeaseTable, Released,
-};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
 use checkpoint_worker::Stop;
 use tokio::time::Instant;
 
@@ -31,10 +28,9 @@ struct Timetable {
     acquires_run_from: Instant,
 }
 
-/// The paused in-memory store, with renews and acquires held back by a [`Timetable`] once one
-/// is set.
+/// The layer in front of the paused in-memory store: renews and acquires held back by a
+/// [`Timetable`] once one is set.
 struct HeldBack {
-    inner: Arc<InMemoryCheckpointStore>,
     timetable: Mutex<Option<Timetable>>,
 }
 
@@ -47,105 +43,30 @@ impl HeldBack {
     }
 }
 
-#[async_trait]
-impl CheckpointStore for HeldBack {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.inner.list(group).await
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.inner.load(group, subscription, partition).await
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.inner
-            .save(group, subscription, partition, position)
-            .await
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.inner.save_all(group, checkpoints).await
-    }
-}
-
-#[async_trait]
-impl LeaseStore for HeldBack {
-    async fn acquire(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        if let Some(timetable) = self.timetable() {
-            tokio::time::sleep_until(timetable.acquires_run_from).await;
-        }
-        self.inner
-            .acquire(group, subscription, owner, partitions, duration)
-            .await
-    }
-
-    async fn renew(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        let held_back = self
-            .timetable()
-            .filter(|timetable| Instant::now() < timetable.renews_sent_before);
-        let Some(timetable) = held_back else {
-            return self.inner.renew(group, subscription, owner, duration).await;
+impl Around for HeldBack {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        let Some(timetable) = self.timetable() else {
+            return request;
         };
-        tokio::time::sleep_until(timetable.renews_run_at).await;
-        let answer = self.inner.renew(group, subscription, owner, duration).await;
-        tokio::time::sleep_until(timetable.renews_answered_at).await;
-        answer
-    }
-
-    async fn release(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.inner
-            .release(group, subscription, owner, partitions)
-            .await
-    }
-
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.inner.leave(group, subscription, owner).await
-    }
-
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        self.inner.leases(group, subscription).await
-    }
-
-    async fn request_handover(
-        &self,
-        group: &str,
-        subscription: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        self.inner
-            .request_handover(group, subscription, requester, partitions)
-            .await
+        match call {
+            Call::Acquire { .. } => Box::pin(async move {
+                tokio::time::sleep_until(timetable.acquires_run_from).await;
+                request.await
+            }),
+            Call::Renew { .. } if Instant::now() < timetable.renews_sent_before => {
+                Box::pin(async move {
+                    tokio::time::sleep_until(timetable.renews_run_at).await;
+                    let answer = request.await;
+                    tokio::time::sleep_until(timetable.renews_answered_at).await;
+                    answer
+                })
+            }
+            _ => request,
+        }
     }
 }
 
@@ -159,10 +80,10 @@ impl LeaseStore for HeldBack {
 /// assignment must not be lost to them; the worker renews its new heartbeat and keeps it.
 #[tokio::test(start_paused = true)]
 async fn a_not_held_answered_after_a_later_grant_does_not_end_it() {
-    let store = Arc::new(HeldBack {
-        inner: paused_store(),
+    let held_back = HeldBack {
         timetable: Mutex::new(None),
-    });
+    };
+    let store = Arc::new(Layered::new(paused_store(), held_back));
     let (worker, assignments) = start(store.clone(), 1);
     let stops = record_stops(assignments);
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -174,6 +95,7 @@ async fn a_not_held_answered_after_a_later_grant_does_not_end_it() {
 
     let t = Instant::now();
     *store
+        .around()
         .timetable
         .lock()
         .unwrap_or_else(PoisonError::into_inner) = Some(Timetable {

@@ -8,11 +8,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointStore, Error, HeldLease, InMemoryCheckpointStore, LeaseStore,
-    LeaseTable, Operation, Released,
-};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
+use checkpoint_core::{InMemoryCheckpointStore, Operation};
 use checkpoint_worker::{Assignment, Assignments, Worker};
 use futures_util::StreamExt;
 use tokio::time::Instant;
@@ -31,31 +29,19 @@ struct Sent {
 
 /// One worker's view of a shared in-memory store (on tokio's paused clock), recording every
 /// request the worker and its committer send, and when.
-struct CountingStore {
-    inner: Arc<InMemoryCheckpointStore>,
+type CountingStore = Layered<Arc<InMemoryCheckpointStore>, Counting>;
+
+/// The layer of a [`CountingStore`]: the requests sent.
+#[derive(Default)]
+struct Counting {
     sent: Mutex<Vec<Sent>>,
 }
 
-impl CountingStore {
-    fn new(inner: &Arc<InMemoryCheckpointStore>) -> Arc<Self> {
-        Arc::new(Self {
-            inner: Arc::clone(inner),
-            sent: Mutex::new(Vec::new()),
-        })
-    }
+fn counting(inner: &Arc<InMemoryCheckpointStore>) -> Arc<CountingStore> {
+    Arc::new(Layered::new(Arc::clone(inner), Counting::default()))
+}
 
-    fn count(&self, operation: Operation, partitions: usize) {
-        let sent = Sent {
-            operation,
-            at: Instant::now(),
-            partitions,
-        };
-        self.sent
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(sent);
-    }
-
+impl Counting {
     /// The requests sent in `from..until`, in order.
     fn sent_within(&self, from: Instant, until: Instant) -> Vec<Sent> {
         let sent = self.sent.lock().unwrap_or_else(PoisonError::into_inner);
@@ -64,103 +50,22 @@ impl CountingStore {
     }
 }
 
-#[async_trait]
-impl CheckpointStore for CountingStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.count(Operation::List, 0);
-        self.inner.list(group).await
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.count(Operation::Load, 0);
-        self.inner.load(group, subscription, partition).await
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.count(Operation::Save, 0);
-        self.inner
-            .save(group, subscription, partition, position)
-            .await
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.count(Operation::SaveAll, 0);
-        self.inner.save_all(group, checkpoints).await
-    }
-}
-
-#[async_trait]
-impl LeaseStore for CountingStore {
-    async fn acquire(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        self.count(Operation::Acquire, partitions.len());
-        self.inner
-            .acquire(group, subscription, owner, partitions, duration)
-            .await
-    }
-
-    async fn renew(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        self.count(Operation::Renew, 0);
-        self.inner.renew(group, subscription, owner, duration).await
-    }
-
-    async fn release(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.count(Operation::Release, partitions.len());
-        self.inner
-            .release(group, subscription, owner, partitions)
-            .await
-    }
-
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.count(Operation::Leave, 0);
-        self.inner.leave(group, subscription, owner).await
-    }
-
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        self.count(Operation::Leases, 0);
-        self.inner.leases(group, subscription).await
-    }
-
-    async fn request_handover(
-        &self,
-        group: &str,
-        subscription: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        self.count(Operation::RequestHandover, partitions.len());
-        self.inner
-            .request_handover(group, subscription, requester, partitions)
-            .await
+impl Around for Counting {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        let sent = Sent {
+            operation: call.operation(),
+            at: Instant::now(),
+            partitions: call.partitions().len(),
+        };
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sent);
+        request
     }
 }
 
@@ -195,7 +100,7 @@ async fn cold_start(
     let mut fleet = Vec::new();
     for &(id, after) in starts {
         tokio::time::sleep_until(started + after).await;
-        let store = CountingStore::new(&shared);
+        let store = counting(&shared);
         let (worker, assignments) = start(&store, id, partitions);
         // Read as a stream: each arrival stamped when the stream yields it.
         let received = tokio::spawn(
@@ -229,6 +134,7 @@ async fn cold_start(
 /// partitions each named.
 fn lease_requests(store: &CountingStore, from: Instant, until: Instant) -> Vec<(Operation, usize)> {
     store
+        .around()
         .sent_within(from, until)
         .iter()
         .filter(|s| !matches!(s.operation, Operation::Load | Operation::List))
@@ -268,7 +174,7 @@ async fn a_lone_worker_claims_everything_a_settle_after_start_not_a_renew_interv
 #[tokio::test(start_paused = true)]
 async fn a_lone_worker_at_the_default_settings_claims_within_100_ms_of_its_start() {
     // The default lease (10 s) and renew interval (2 s): the settle is at its most, 25 ms.
-    let store = CountingStore::new(&paused_store());
+    let store = counting(&paused_store());
     let started = Instant::now();
     let (worker, mut assignments) = Worker::builder(Arc::clone(&store), "g", "s", 4)
         .worker_id("alone")
@@ -366,7 +272,7 @@ async fn a_worker_joining_after_the_first_ones_settle_gets_its_share_by_handover
     // fleet: the first claimed everything alone, and hands over the newcomer's share, nothing
     // more.
     let shared = paused_store();
-    let (a, a_assignments) = start(&CountingStore::new(&shared), "a", 8);
+    let (a, a_assignments) = start(&counting(&shared), "a", 8);
     hold_until_stopped(a_assignments);
     tokio::time::sleep(SETTLE + Duration::from_millis(1)).await;
     assert_eq!(
@@ -375,7 +281,7 @@ async fn a_worker_joining_after_the_first_ones_settle_gets_its_share_by_handover
         "alone, a holds everything a settle after its start"
     );
     tokio::time::sleep(RENEW_INTERVAL / 2).await;
-    let (b, b_assignments) = start(&CountingStore::new(&shared), "b", 8);
+    let (b, b_assignments) = start(&counting(&shared), "b", 8);
     hold_until_stopped(b_assignments);
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(
@@ -400,7 +306,7 @@ async fn at_rest(partitions: u32, intervals: u32) -> Vec<(String, usize, usize, 
     let shared = paused_store();
     let mut fleet = Vec::new();
     for id in ["a", "b"] {
-        let store = CountingStore::new(&shared);
+        let store = counting(&shared);
         let (worker, assignments) = start(&store, id, partitions);
         // The application holds its assignments and reports nothing: at rest.
         tokio::spawn(assignments.collect::<Vec<_>>());
@@ -425,7 +331,7 @@ async fn at_rest(partitions: u32, intervals: u32) -> Vec<(String, usize, usize, 
             "{}",
             stats.worker_id
         );
-        let sent = store.sent_within(from, until);
+        let sent = store.around().sent_within(from, until);
         let of = |operation| sent.iter().filter(|s| s.operation == operation).count();
         let (renews, reads) = (of(Operation::Renew), of(Operation::Leases));
         let others = sent.len() - renews - reads;
@@ -462,7 +368,7 @@ async fn at_rest_a_worker_sends_the_store_two_requests_per_renew_interval_whatev
 
 #[tokio::test(start_paused = true)]
 async fn assignments_are_a_stream_that_ends_after_the_shutdown() {
-    let store = CountingStore::new(&paused_store());
+    let store = counting(&paused_store());
     let (worker, mut assignments) = start(&store, "streamed", 3);
     // StreamExt's `next` (the inherent one would win on a method call), then `take`.
     let first = StreamExt::next(&mut assignments)
@@ -487,14 +393,14 @@ async fn assignments_are_a_stream_that_ends_after_the_shutdown() {
 async fn from_the_start_a_worker_counts_every_request_it_sends() {
     // 4 partitions: where they resume is read with a load each (8 at most), the path a larger
     // grant replaces with one list.
-    let store = CountingStore::new(&paused_store());
+    let store = counting(&paused_store());
     let from = Instant::now();
     let (worker, assignments) = start(&store, "counted", 4);
     tokio::spawn(assignments.collect::<Vec<_>>());
     tokio::time::sleep(Duration::from_secs(3)).await;
     let stats = worker.stats();
     assert_eq!(stats.held.len(), 4);
-    let sent = store.sent_within(from, Instant::now());
+    let sent = store.around().sent_within(from, Instant::now());
     let loads = sent
         .iter()
         .filter(|s| s.operation == Operation::Load)

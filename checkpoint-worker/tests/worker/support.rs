@@ -10,7 +10,7 @@ use checkpoint_worker::{Assignments, Stop, Worker, WorkerBuilder, WorkerStore};
 use tokio::time::Instant;
 
 use crate::model::record::Record;
-use crate::model::store::{Faults, FaultyStore};
+use crate::model::store::{Faults, FaultyStore, faulty};
 
 /// The renew interval of [`start`]'s workers.
 pub const RENEW: Duration = Duration::from_millis(200);
@@ -23,7 +23,7 @@ pub fn paused_store() -> Arc<InMemoryCheckpointStore> {
 /// The model's faulty store over a fresh [`paused_store`], and the switch of its faults.
 pub fn faulty_store() -> (Arc<FaultyStore>, Arc<Faults>) {
     let faults = Arc::new(Faults::default());
-    let store = FaultyStore::new(
+    let store = faulty(
         paused_store(),
         Arc::clone(&faults),
         0,

@@ -4,15 +4,14 @@
 //! well after the store executed the request), that lag for a while (more latency, beyond the
 //! renew interval), and checkpoint writes that are slow or hang (beyond the drain timeout).
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointStore, Error, HeldLease, InMemoryCheckpointStore, LeaseStore,
-    LeaseTable, Operation, Released,
-};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
+use checkpoint_core::{Error, InMemoryCheckpointStore, Operation, Released};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -111,29 +110,54 @@ impl Faults {
     }
 }
 
-/// The store one worker (and its committer) talks to.
-pub struct FaultyStore {
+/// The store one worker (and its committer) talks to: the shared store behind the worker's
+/// [`Faulty`] layer.
+pub type FaultyStore = Layered<Arc<InMemoryCheckpointStore>, Faulty>;
+
+/// `inner` as worker `worker` sees it, with `faults`, its saves and releases in `record`.
+pub fn faulty(
     inner: Arc<InMemoryCheckpointStore>,
+    faults: Arc<Faults>,
+    worker: usize,
+    record: Arc<Record>,
+) -> FaultyStore {
+    let faulty = Faulty {
+        faults,
+        worker,
+        record,
+    };
+    Layered::new(inner, faulty)
+}
+
+/// The faults of one worker's store around each request, and the record of what it saved
+/// and released.
+pub struct Faulty {
     faults: Arc<Faults>,
     worker: usize,
     record: Arc<Record>,
 }
 
-impl FaultyStore {
-    pub fn new(
-        inner: Arc<InMemoryCheckpointStore>,
-        faults: Arc<Faults>,
-        worker: usize,
-        record: Arc<Record>,
-    ) -> Self {
-        Self {
-            inner,
-            faults,
-            worker,
-            record,
-        }
+impl Around for Faulty {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(async move {
+            self.send(call.operation()).await?;
+            if matches!(call, Call::Save { .. } | Call::SaveAll { .. }) {
+                self.write().await;
+            }
+            let result = request.await;
+            if let Ok(answer) = &result {
+                self.record(call, answer);
+            }
+            self.reply(result).await
+        })
     }
+}
 
+impl Faulty {
     /// Before the store executes a request: wait while paused, the request's latency, then
     /// the injected error if failing.
     async fn send(&self, operation: Operation) -> Result<(), Error> {
@@ -160,6 +184,31 @@ impl FaultyStore {
         result
     }
 
+    /// What a request that succeeded saved or released, into the record.
+    fn record<T: 'static>(&self, call: Call<'_>, answer: &T) {
+        match call {
+            Call::Save {
+                partition,
+                position,
+                ..
+            } => self.record_saves(&[(partition, position)]),
+            Call::SaveAll { checkpoints, .. } => {
+                let saved: Vec<(u32, u64)> = checkpoints
+                    .iter()
+                    .map(|checkpoint| (checkpoint.partition, checkpoint.position))
+                    .collect();
+                self.record_saves(&saved);
+            }
+            Call::Release { .. } => {
+                let answer: &dyn Any = answer;
+                if let Some(released) = answer.downcast_ref::<Released>() {
+                    self.record_releases(released);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn record_saves(&self, saved: &[(u32, u64)]) {
         let at = Instant::now();
         let mut events = self.record.lock();
@@ -171,143 +220,18 @@ impl FaultyStore {
             });
         }
     }
-}
 
-#[async_trait]
-impl CheckpointStore for FaultyStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.send(Operation::List).await?;
-        let result = self.inner.list(group).await;
-        self.reply(result).await
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.send(Operation::Load).await?;
-        let result = self.inner.load(group, subscription, partition).await;
-        self.reply(result).await
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.send(Operation::Save).await?;
-        self.write().await;
-        let result = self
-            .inner
-            .save(group, subscription, partition, position)
-            .await;
-        if result.is_ok() {
-            self.record_saves(&[(partition, position)]);
+    fn record_releases(&self, released: &Released) {
+        let (at, injected) = (Instant::now(), self.faults.injected());
+        let mut events = self.record.lock();
+        for &partition in &released.released {
+            events.releases.push(Release {
+                worker: self.worker,
+                partition,
+                at,
+                injected,
+                write_ms: self.faults.write_ms(),
+            });
         }
-        self.reply(result).await
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.send(Operation::SaveAll).await?;
-        self.write().await;
-        let result = self.inner.save_all(group, checkpoints).await;
-        if result.is_ok() {
-            let saved: Vec<(u32, u64)> = checkpoints
-                .iter()
-                .map(|checkpoint| (checkpoint.partition, checkpoint.position))
-                .collect();
-            self.record_saves(&saved);
-        }
-        self.reply(result).await
-    }
-}
-
-#[async_trait]
-impl LeaseStore for FaultyStore {
-    async fn acquire(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        self.send(Operation::Acquire).await?;
-        let result = self
-            .inner
-            .acquire(group, subscription, owner, partitions, duration)
-            .await;
-        self.reply(result).await
-    }
-
-    async fn renew(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        self.send(Operation::Renew).await?;
-        let result = self.inner.renew(group, subscription, owner, duration).await;
-        self.reply(result).await
-    }
-
-    async fn release(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.send(Operation::Release).await?;
-        let result = self
-            .inner
-            .release(group, subscription, owner, partitions)
-            .await;
-        if let Ok(released) = &result {
-            let (at, injected) = (Instant::now(), self.faults.injected());
-            let mut events = self.record.lock();
-            for &partition in &released.released {
-                events.releases.push(Release {
-                    worker: self.worker,
-                    partition,
-                    at,
-                    injected,
-                    write_ms: self.faults.write_ms(),
-                });
-            }
-        }
-        self.reply(result).await
-    }
-
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.send(Operation::Leave).await?;
-        let result = self.inner.leave(group, subscription, owner).await;
-        self.reply(result).await
-    }
-
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        self.send(Operation::Leases).await?;
-        let result = self.inner.leases(group, subscription).await;
-        self.reply(result).await
-    }
-
-    async fn request_handover(
-        &self,
-        group: &str,
-        subscription: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        self.send(Operation::RequestHandover).await?;
-        let result = self
-            .inner
-            .request_handover(group, subscription, requester, partitions)
-            .await;
-        self.reply(result).await
     }
 }

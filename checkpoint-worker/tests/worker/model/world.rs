@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::app::{App, Registry};
 use super::checker::{Checker, Kind, View};
 use super::record::Record;
-use super::store::{Faults, FaultyStore};
+use super::store::{Faults, faulty};
 
 pub const LEASE_DURATION: Duration = Duration::from_secs(1);
 pub const RENEW_INTERVAL: Duration = Duration::from_millis(100);
@@ -89,7 +89,7 @@ impl World {
         }
         let index = self.slots.len();
         let faults = Arc::new(Faults::default());
-        let store = Arc::new(FaultyStore::new(
+        let store = Arc::new(faulty(
             Arc::clone(&self.store),
             Arc::clone(&faults),
             index,
