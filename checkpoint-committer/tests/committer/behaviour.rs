@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use checkpoint_committer::{Committer, CommitterError, Partition};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
 use checkpoint_core::{
     Argument, Checkpoint, CheckpointStore, Error, InMemoryCheckpointStore, Operation,
 };
@@ -14,41 +15,41 @@ use tokio::task::JoinHandle;
 
 const GROUP: &str = "behaviour";
 
-/// A store whose `save_all` fails while `failing` is set, counting every call.
+/// The in-memory store, its `save_all` failing while the [`Switch`] is on.
+type Switchable = Layered<InMemoryCheckpointStore, Switch>;
+
+/// Fails `save_all` while `failing` is set, counting every call of it.
 #[derive(Default)]
-struct Switchable {
-    inner: InMemoryCheckpointStore,
+struct Switch {
     failing: std::sync::atomic::AtomicBool,
     calls: AtomicUsize,
     call_times: Mutex<Vec<tokio::time::Instant>>,
 }
 
-#[async_trait]
-impl CheckpointStore for Switchable {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.inner.list(group).await
-    }
-    async fn load(&self, group: &str, sub: &str, partition: u32) -> Result<Option<u64>, Error> {
-        self.inner.load(group, sub, partition).await
-    }
-    async fn save(&self, group: &str, sub: &str, partition: u32, pos: u64) -> Result<(), Error> {
-        self.inner.save(group, sub, partition, pos).await
-    }
-    async fn save_all(&self, group: &str, batch: &[Checkpoint]) -> Result<(), Error> {
+impl Around for Switch {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        if !matches!(call, Call::SaveAll { .. }) {
+            return request;
+        }
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.call_times
             .lock()
             .unwrap()
             .push(tokio::time::Instant::now());
         if self.failing.load(Ordering::SeqCst) {
-            return Err(Error::backend(
+            let down = Error::backend(
                 "switchable",
                 Operation::SaveAll,
                 true,
                 std::io::Error::other("the store is down"),
-            ));
+            );
+            return Box::pin(async move { Err(down) });
         }
-        self.inner.save_all(group, batch).await
+        request
     }
 }
 
@@ -120,7 +121,7 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
 #[tokio::test(start_paused = true)]
 async fn a_failing_store_is_retried_with_backoff_and_nothing_is_lost() {
     let store = Arc::new(Switchable::default());
-    store.failing.store(true, Ordering::SeqCst);
+    store.around().failing.store(true, Ordering::SeqCst);
     let reported = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&reported);
     let committer = Committer::builder(Arc::clone(&store), GROUP)
@@ -141,9 +142,10 @@ async fn a_failing_store_is_retried_with_backoff_and_nothing_is_lost() {
     // drawn in [ceiling / 2, ceiling] (equal jitter, at least the interval) and taken up to
     // the next tick, so every gap is between half its ceiling and the ceiling. 8 attempts in
     // 5 s when every wait is the ceiling, 14 when every one is half: not 50 ticks' worth.
-    let attempts = store.calls.load(Ordering::SeqCst);
+    let attempts = store.around().calls.load(Ordering::SeqCst);
     assert!((8..=14).contains(&attempts), "attempts in 5 s: {attempts}");
     let gaps: Vec<u128> = store
+        .around()
         .call_times
         .lock()
         .unwrap()
@@ -176,9 +178,9 @@ async fn a_failing_store_is_retried_with_backoff_and_nothing_is_lost() {
     assert_eq!((partition.committed, partition.gap_free), (0, 1));
 
     // The store comes back: the next attempt writes what was kept.
-    store.failing.store(false, Ordering::SeqCst);
+    store.around().failing.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(store.inner.load(GROUP, "s", 0).await.unwrap(), Some(1));
+    assert_eq!(store.inner().load(GROUP, "s", 0).await.unwrap(), Some(1));
     let partition = &committer.stats().partitions[0];
     assert!(
         partition.last_error.is_none(),
@@ -200,18 +202,22 @@ async fn nothing_is_written_when_nothing_moved() {
     let p = committer.partition("s", 0, 10).unwrap();
     p.dispatched(10).await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(store.calls.load(Ordering::SeqCst), 0, "10 still runs");
+    assert_eq!(
+        store.around().calls.load(Ordering::SeqCst),
+        0,
+        "10 still runs"
+    );
     p.completed(10).unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
-        store.calls.load(Ordering::SeqCst),
+        store.around().calls.load(Ordering::SeqCst),
         1,
         "one write, then quiet"
     );
-    assert_eq!(store.inner.load(GROUP, "s", 0).await.unwrap(), Some(11));
+    assert_eq!(store.inner().load(GROUP, "s", 0).await.unwrap(), Some(11));
     committer.shutdown().await.unwrap();
     assert_eq!(
-        store.calls.load(Ordering::SeqCst),
+        store.around().calls.load(Ordering::SeqCst),
         1,
         "shutdown had nothing to write"
     );
@@ -238,8 +244,8 @@ async fn one_write_per_tick_covers_every_partition_that_moved() {
         }
     }
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert_eq!(store.calls.load(Ordering::SeqCst), 1);
-    let stored = store.inner.list(GROUP).await.unwrap();
+    assert_eq!(store.around().calls.load(Ordering::SeqCst), 1);
+    let stored = store.inner().list(GROUP).await.unwrap();
     assert_eq!(stored.len(), 50);
     assert!(stored.iter().all(|c| c.position == 20), "{stored:?}");
     committer.shutdown().await.unwrap();
@@ -266,13 +272,13 @@ async fn release_many_writes_them_all_at_once_and_forgets_them() {
     kept.completed(0).unwrap();
     committer.release_many("s", &[0, 1, 2, 3, 5]).await.unwrap();
     assert_eq!(
-        store.calls.load(Ordering::SeqCst),
+        store.around().calls.load(Ordering::SeqCst),
         1,
         "one save_all for the four partitions released"
     );
     for partition in 0..4 {
         assert_eq!(
-            store.inner.load(GROUP, "s", partition).await.unwrap(),
+            store.inner().load(GROUP, "s", partition).await.unwrap(),
             Some(u64::from(partition) + 1),
             "partition {partition} written at its gap-free position"
         );
@@ -282,7 +288,7 @@ async fn release_many_writes_them_all_at_once_and_forgets_them() {
         ));
     }
     assert_eq!(
-        store.inner.load(GROUP, "s", 9).await.unwrap(),
+        store.inner().load(GROUP, "s", 9).await.unwrap(),
         None,
         "a partition not named is neither written nor released"
     );
@@ -467,7 +473,7 @@ async fn a_failed_final_write_hands_back_what_it_could_not_write() {
         p.skipped(100 + u64::from(partition)).unwrap();
     }
     committer.partition("s", 9, 5).unwrap(); // never moves: not in the final write
-    store.failing.store(true, Ordering::SeqCst);
+    store.around().failing.store(true, Ordering::SeqCst);
     let Err(CommitterError::Flush { source, unwritten }) = committer.shutdown().await else {
         panic!("the final write failed: shutdown must say so");
     };

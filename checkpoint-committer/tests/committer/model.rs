@@ -20,7 +20,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use crate::recording::{Fault, RecordingStore, Truth};
+use crate::recording::{Fault, RecordingStore, Truth, recording_store};
 
 const GROUP: &str = "model";
 const SUBSCRIPTION: &str = "orders";
@@ -244,7 +244,9 @@ impl Run {
                     .await
                     .map_err(|e| e.to_string())?
                     .unwrap_or(0);
-                self.store.acknowledge(SUBSCRIPTION, partition, stored);
+                self.store
+                    .around()
+                    .acknowledge(SUBSCRIPTION, partition, stored);
                 let handle = self
                     .committer
                     .partition(SUBSCRIPTION, partition, stored)
@@ -311,7 +313,7 @@ async fn run_plan(plan: &Plan) -> Result<(), String> {
         .iter()
         .map(|&ms| Duration::from_millis(ms))
         .collect();
-    let store = Arc::new(RecordingStore::new(
+    let store = Arc::new(recording_store(
         Arc::clone(&truth),
         plan.faults.clone(),
         delays,
@@ -328,11 +330,13 @@ async fn run_plan(plan: &Plan) -> Result<(), String> {
     for (index, (resume_at, entries)) in plan.logs.iter().enumerate() {
         // The partition resumes where the store stands, as a real one does.
         store
-            .inner
+            .inner()
             .save(GROUP, SUBSCRIPTION, index as u32, *resume_at)
             .await
             .map_err(|e| e.to_string())?;
-        store.acknowledge(SUBSCRIPTION, index as u32, *resume_at);
+        store
+            .around()
+            .acknowledge(SUBSCRIPTION, index as u32, *resume_at);
         let mut position = *resume_at;
         let log = entries
             .iter()
@@ -388,10 +392,10 @@ async fn run_plan(plan: &Plan) -> Result<(), String> {
         }
         Err(other) => return Err(format!("shutdown: {other}")),
     }
-    let mut problems = store.violations();
+    let mut problems = store.around().violations();
     for (index, model) in run.partitions.iter().enumerate() {
         let stored = store
-            .inner
+            .inner()
             .load(GROUP, SUBSCRIPTION, index as u32)
             .await
             .map_err(|e| e.to_string())?
@@ -407,10 +411,10 @@ async fn run_plan(plan: &Plan) -> Result<(), String> {
     }
     let ticks = (elapsed.as_nanos() / interval.as_nanos()) as usize;
     let bound = ticks + run.releases + 1;
-    if store.calls() > bound {
+    if store.around().calls() > bound {
         problems.push(format!(
             "{} save_all calls in {elapsed:?} at {interval:?} with {} releases: more than {bound}",
-            store.calls(),
+            store.around().calls(),
             run.releases
         ));
     }

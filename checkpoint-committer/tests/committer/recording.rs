@@ -5,8 +5,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use checkpoint_core::{Checkpoint, CheckpointStore, Error, InMemoryCheckpointStore, Operation};
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
+use checkpoint_core::{Checkpoint, Error, InMemoryCheckpointStore, Operation};
 
 /// What the recorder does with one `save_all` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,9 +27,23 @@ pub enum Fault {
 /// the test's model, which the recorder reads at every write.
 pub type Truth = Arc<Mutex<HashMap<(String, u32), u64>>>;
 
-/// A store that checks every `save_all` against the model as it starts, and records it.
-pub struct RecordingStore {
-    pub inner: InMemoryCheckpointStore,
+/// The in-memory store behind a [`Recording`] layer.
+pub type RecordingStore = Layered<InMemoryCheckpointStore, Recording>;
+
+/// The in-memory store, every `save_all` checked and recorded, failed on the schedule of
+/// `faults` and delayed by `delays` in turn.
+pub fn recording_store(truth: Truth, faults: Vec<Fault>, delays: Vec<Duration>) -> RecordingStore {
+    let recording = Recording {
+        truth,
+        faults: Mutex::new(faults.into()),
+        delays,
+        state: Mutex::new(Record::default()),
+    };
+    Layered::new(InMemoryCheckpointStore::new(), recording)
+}
+
+/// Checks every `save_all` against the model as it starts, and records it.
+pub struct Recording {
     truth: Truth,
     faults: Mutex<VecDeque<Fault>>,
     delays: Vec<Duration>,
@@ -45,17 +60,7 @@ struct Record {
     violations: Vec<String>,
 }
 
-impl RecordingStore {
-    pub fn new(truth: Truth, faults: Vec<Fault>, delays: Vec<Duration>) -> Self {
-        Self {
-            inner: InMemoryCheckpointStore::new(),
-            truth,
-            faults: Mutex::new(faults.into()),
-            delays,
-            state: Mutex::new(Record::default()),
-        }
-    }
-
+impl Recording {
     /// `save_all` calls so far, failed ones included.
     pub fn calls(&self) -> usize {
         self.state.lock().unwrap().calls
@@ -77,21 +82,13 @@ impl RecordingStore {
     }
 }
 
-#[async_trait]
-impl CheckpointStore for RecordingStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.inner.list(group).await
-    }
-
-    async fn load(&self, group: &str, sub: &str, partition: u32) -> Result<Option<u64>, Error> {
-        self.inner.load(group, sub, partition).await
-    }
-
-    async fn save(&self, group: &str, sub: &str, partition: u32, pos: u64) -> Result<(), Error> {
-        self.inner.save(group, sub, partition, pos).await
-    }
-
-    async fn save_all(&self, group: &str, batch: &[Checkpoint]) -> Result<(), Error> {
+impl Recording {
+    /// Checks and records `batch`, waits its delay, then fails or writes it as scheduled.
+    async fn save_all<T>(
+        &self,
+        batch: &[Checkpoint],
+        request: BoxFuture<'_, T>,
+    ) -> Result<T, Error> {
         let (call, fault) = {
             let mut state = self.state.lock().unwrap();
             state.calls += 1;
@@ -151,11 +148,11 @@ impl CheckpointStore for RecordingStore {
         match fault {
             Fault::Before { retryable } => Err(refused(retryable)),
             Fault::After => {
-                self.inner.save_all(group, batch).await?;
+                request.await?;
                 Err(refused(true))
             }
             Fault::None => {
-                self.inner.save_all(group, batch).await?;
+                let written = request.await?;
                 for checkpoint in batch {
                     self.acknowledge(
                         &checkpoint.subscription,
@@ -163,8 +160,21 @@ impl CheckpointStore for RecordingStore {
                         checkpoint.position,
                     );
                 }
-                Ok(())
+                Ok(written)
             }
+        }
+    }
+}
+
+impl Around for Recording {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        match call {
+            Call::SaveAll { checkpoints, .. } => Box::pin(self.save_all(checkpoints, request)),
+            _ => request,
         }
     }
 }
