@@ -19,10 +19,11 @@
 
 use std::time::Duration;
 
+use checkpoint_conformance::harness::RuntimeWorker;
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
-    Fingerprint, HeldLease, LeaseStore, LeaseTable, Operation, Released,
+    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
+    LeaseStore, Operation,
 };
 use checkpoint_mysql::MysqlCheckpointStore;
 use sqlx::mysql::MySqlPoolOptions;
@@ -130,141 +131,8 @@ pub async fn runtime_role_store() -> MysqlCheckpointStore {
 /// `kit::runtime_role::leases`. Every lease operation runs under the run-time role; `retire`
 /// and `purge`, which the lease cases also call, are an operator's, as in a deployment (the
 /// run-time role may not run them: see `select_insert_update_are_the_only_privileges_needed`).
-pub async fn runtime_role_worker() -> RuntimeWorker {
-    RuntimeWorker {
-        worker: runtime_role_store().await,
-        operator: support::store().await,
-    }
-}
-
-/// See [`runtime_role_worker`].
-pub struct RuntimeWorker {
-    worker: MysqlCheckpointStore,
-    operator: MysqlCheckpointStore,
-}
-
-#[async_trait::async_trait]
-impl LeaseStore for RuntimeWorker {
-    async fn acquire(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        let worker = &self.worker;
-        worker
-            .acquire(group, subscription, owner, partitions, duration)
-            .await
-    }
-
-    async fn renew(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        self.worker
-            .renew(group, subscription, owner, duration)
-            .await
-    }
-
-    async fn release(
-        &self,
-        group: &str,
-        subscription: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.worker
-            .release(group, subscription, owner, partitions)
-            .await
-    }
-
-    async fn leave(&self, group: &str, subscription: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.worker.leave(group, subscription, owner).await
-    }
-
-    async fn leases(&self, group: &str, subscription: &str) -> Result<LeaseTable, Error> {
-        self.worker.leases(group, subscription).await
-    }
-
-    async fn request_handover(
-        &self,
-        group: &str,
-        subscription: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        let worker = &self.worker;
-        worker
-            .request_handover(group, subscription, requester, partitions)
-            .await
-    }
-}
-
-/// Checkpoints are the worker's, under the run-time role.
-#[async_trait::async_trait]
-impl CheckpointStore for RuntimeWorker {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.worker.list(group).await
-    }
-
-    async fn load(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-    ) -> Result<Option<u64>, Error> {
-        self.worker.load(group, subscription, partition).await
-    }
-
-    async fn save(
-        &self,
-        group: &str,
-        subscription: &str,
-        partition: u32,
-        position: u64,
-    ) -> Result<(), Error> {
-        self.worker
-            .save(group, subscription, partition, position)
-            .await
-    }
-
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.worker.save_all(group, checkpoints).await
-    }
-}
-
-/// The operations API is the operator's.
-#[async_trait::async_trait]
-impl CheckpointAdmin for RuntimeWorker {
-    async fn groups(&self) -> Result<Vec<String>, Error> {
-        self.operator.groups().await
-    }
-
-    async fn start_at(
-        &self,
-        group: &str,
-        subscription: &str,
-        positions: &[(u32, u64)],
-    ) -> Result<(), Error> {
-        self.operator.start_at(group, subscription, positions).await
-    }
-
-    async fn retire(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.operator.retire(group, subscription).await
-    }
-
-    async fn retired(&self, group: &str) -> Result<Vec<String>, Error> {
-        self.operator.retired(group).await
-    }
-
-    async fn purge(&self, group: &str, subscription: &str) -> Result<(), Error> {
-        self.operator.purge(group, subscription).await
-    }
+pub async fn runtime_role_worker() -> RuntimeWorker<MysqlCheckpointStore> {
+    RuntimeWorker::new(runtime_role_store().await, support::store().await)
 }
 
 /// A store connected with a password in its URL: its Debug output and its errors never show
