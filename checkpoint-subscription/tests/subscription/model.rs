@@ -26,7 +26,7 @@ use checkpoint_core::{CheckpointStore, InMemoryCheckpointStore};
 use checkpoint_subscription::{HandlerResult, OnPoison, Retry, Subscription};
 use tokio::time::Instant;
 
-use crate::support::HangingStore;
+use crate::support::{HangingStore, hanging_over};
 
 const LEASE: Duration = Duration::from_secs(2);
 const RETRY_FIRST: Duration = Duration::from_millis(20);
@@ -210,8 +210,8 @@ async fn run(
 ) {
     let memory = Arc::new(InMemoryCheckpointStore::new().with_clock(|| Instant::now().into_std()));
     let (store_a, store_b) = (
-        Arc::new(HangingStore::over(&memory)),
-        Arc::new(HangingStore::over(&memory)),
+        Arc::new(hanging_over(&memory)),
+        Arc::new(hanging_over(&memory)),
     );
     let (source, writer) = source(plan);
     let runs: Runs = Arc::default();
@@ -223,7 +223,7 @@ async fn run(
     if let Some(after) = plan.lose_b_after.filter(|after| *after < plan.leave_after) {
         tokio::time::sleep_until(began + after).await;
         let held: BTreeSet<u32> = b.stats().worker.held.iter().map(|h| h.partition).collect();
-        store_b.hang.store(true, Ordering::SeqCst);
+        store_b.around().hang.store(true, Ordering::SeqCst);
         lost = Some((Instant::now(), held));
     }
     tokio::time::sleep_until(began + plan.leave_after).await;
@@ -231,7 +231,7 @@ async fn run(
     let c = start(
         plan,
         'c',
-        &Arc::new(HangingStore::over(&memory)),
+        &Arc::new(hanging_over(&memory)),
         &memory,
         &source,
         &runs,

@@ -113,7 +113,7 @@ async fn a_lost_partition_dispatches_nothing_after_the_local_deadline() {
     })
     .await;
     // The store stops answering renewals: the leases run out by the worker's local deadline.
-    store.hang.store(true, Ordering::SeqCst);
+    store.around().hang.store(true, Ordering::SeqCst);
     let hung_at = Instant::now();
     let writer = {
         let source = source.clone();

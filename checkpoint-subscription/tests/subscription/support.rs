@@ -7,12 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
+use checkpoint_core::InMemoryCheckpointStore;
+use checkpoint_core::door::BoxFuture;
+use checkpoint_core::layer::{Around, Call, Layered};
 use checkpoint_core::source::{Entry, InMemorySource};
-use checkpoint_core::{
-    Acquired, Checkpoint, CheckpointStore, Error, HeldLease, InMemoryCheckpointStore, LeaseStore,
-    LeaseTable, Released,
-};
 use checkpoint_subscription::{Handler, HandlerResult};
 use tokio::time::Instant;
 
@@ -105,97 +103,37 @@ pub async fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> b
     }
 }
 
-/// The in-memory store, whose lease renewals hang (never answer) while `hang` is set.
+/// The in-memory store, whose lease renewals hang (never answer) while its [`Hang`] is set.
+pub type HangingStore = Layered<Arc<InMemoryCheckpointStore>, Hang>;
+
+/// A client of `inner` of its own (its own [`Hang`]).
+pub fn hanging_over(inner: &Arc<InMemoryCheckpointStore>) -> HangingStore {
+    Layered::new(Arc::clone(inner), Hang::default())
+}
+
+/// While `hang` is set, acquires, renews and reads of the lease table never answer.
 #[derive(Debug, Default)]
-pub struct HangingStore {
-    pub inner: Arc<InMemoryCheckpointStore>,
+pub struct Hang {
     pub hang: AtomicBool,
 }
 
-impl HangingStore {
-    /// A client of `inner` of its own (its own `hang`).
-    pub fn over(inner: &Arc<InMemoryCheckpointStore>) -> Self {
-        Self {
-            inner: Arc::clone(inner),
-            hang: AtomicBool::new(false),
+impl Around for Hang {
+    fn around<'a, T: Send + 'static>(
+        &'a self,
+        call: Call<'a>,
+        request: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        if !matches!(
+            call,
+            Call::Acquire { .. } | Call::Renew { .. } | Call::Leases { .. }
+        ) {
+            return request;
         }
-    }
-}
-
-#[async_trait]
-impl CheckpointStore for HangingStore {
-    async fn list(&self, group: &str) -> Result<Vec<Checkpoint>, Error> {
-        self.inner.list(group).await
-    }
-    async fn load(&self, group: &str, sub: &str, partition: u32) -> Result<Option<u64>, Error> {
-        self.inner.load(group, sub, partition).await
-    }
-    async fn save(&self, group: &str, sub: &str, partition: u32, at: u64) -> Result<(), Error> {
-        self.inner.save(group, sub, partition, at).await
-    }
-    async fn save_all(&self, group: &str, checkpoints: &[Checkpoint]) -> Result<(), Error> {
-        self.inner.save_all(group, checkpoints).await
-    }
-}
-
-#[async_trait]
-impl LeaseStore for HangingStore {
-    async fn acquire(
-        &self,
-        group: &str,
-        sub: &str,
-        owner: &str,
-        partitions: &[u32],
-        duration: Duration,
-    ) -> Result<Acquired, Error> {
-        self.hang_if_asked().await;
-        self.inner
-            .acquire(group, sub, owner, partitions, duration)
-            .await
-    }
-    async fn renew(
-        &self,
-        group: &str,
-        sub: &str,
-        owner: &str,
-        duration: Duration,
-    ) -> Result<Vec<HeldLease>, Error> {
-        self.hang_if_asked().await;
-        self.inner.renew(group, sub, owner, duration).await
-    }
-    async fn release(
-        &self,
-        group: &str,
-        sub: &str,
-        owner: &str,
-        partitions: &[u32],
-    ) -> Result<Released, Error> {
-        self.inner.release(group, sub, owner, partitions).await
-    }
-    async fn leave(&self, group: &str, sub: &str, owner: &str) -> Result<Vec<u32>, Error> {
-        self.inner.leave(group, sub, owner).await
-    }
-    async fn leases(&self, group: &str, sub: &str) -> Result<LeaseTable, Error> {
-        self.hang_if_asked().await;
-        self.inner.leases(group, sub).await
-    }
-    async fn request_handover(
-        &self,
-        group: &str,
-        sub: &str,
-        requester: &str,
-        partitions: &[u32],
-    ) -> Result<(), Error> {
-        self.inner
-            .request_handover(group, sub, requester, partitions)
-            .await
-    }
-}
-
-impl HangingStore {
-    async fn hang_if_asked(&self) {
-        if self.hang.load(Ordering::SeqCst) {
-            std::future::pending::<()>().await;
-        }
+        Box::pin(async move {
+            if self.hang.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            request.await
+        })
     }
 }
