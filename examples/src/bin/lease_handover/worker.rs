@@ -13,7 +13,7 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinSet;
 
 use crate::completions::{CompletionLog, Exit};
-use crate::slow::SlowWrites;
+use crate::slow::slow_writes;
 use crate::synthetic::{self, PARTITIONS};
 use crate::{BoxError, DRAIN_TIMEOUT, SUBSCRIPTION, renew_interval};
 
@@ -47,7 +47,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), BoxError> {
     // process the default way, without a handover.
     let mut terminate = signal(SignalKind::terminate())?;
     let mut orphaned = supervisor_gone();
-    let store = Arc::new(SlowWrites::new(
+    let store = Arc::new(slow_writes(
         checkpoint_examples::open_store(&args.store).await?,
         args.write_delay,
     ));
@@ -95,7 +95,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), BoxError> {
         lease_failures: stats.renew_failures,
         final_write_failures: stats.final_write_failures,
         drain_timeouts: stats.drain_timeouts,
-        slowed_writes: store.slowed(),
+        slowed_writes: store.around().slowed(),
     })?;
     say(
         &args.worker_id,
