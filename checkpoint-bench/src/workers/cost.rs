@@ -188,7 +188,7 @@ pub(super) async fn scale(
     let (fleet, timed) = start_timed(store, plan)?;
     let converged = converge(&fleet, &all, started).await;
     let went = Tally::of(&fleet.stats(&all));
-    let requests = timed.take();
+    let requests = timed.around().take();
     eprintln!(
         "checkpoint-bench: {backend}: scale: {}; requests while converging: {}",
         went.describe(),
@@ -296,7 +296,7 @@ fn unconverged(backend: &'static str, setting: String, measured: String) -> Figu
 /// The scale fleet, started, every request of it going through the returned [`Timed`].
 fn start_timed(store: &Arc<dyn BenchStore>, plan: Plan) -> Result<(Fleet, Arc<Timed>), BenchError> {
     let (workers, partitions, settings) = plan.scale;
-    let timed = Arc::new(Timed::new(Arc::clone(store)));
+    let timed = Arc::new(timed::timed(Arc::clone(store)));
     let mut fleet = Fleet::new(
         &(Arc::clone(&timed) as Arc<dyn BenchStore>),
         group("scale"),
