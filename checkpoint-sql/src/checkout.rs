@@ -88,7 +88,7 @@ impl<E: Engine> SqlStore<E> {
 /// would wait with it, holding the connection's place in the pool for good: a long enough
 /// outage would leave the pool with no place to open a new connection in. Closed, its place
 /// is free again at once.
-pub struct Checkout<DB: Database>(Option<PoolConnection<DB>>);
+pub(crate) struct Checkout<DB: Database>(Option<PoolConnection<DB>>);
 
 impl<DB: Database> Checkout<DB> {
     /// The request on the connection has replied (an error included: sqlx checks the

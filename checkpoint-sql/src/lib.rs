@@ -12,7 +12,8 @@
 //!
 //! Written here once, for all of them: the store's settings and migration ([`SqlStore`]), the
 //! five doors of the contract's traits (each one call of the engine's requests on a pooled
-//! connection, see [`Checkout`]), the `*_in` family on the caller's transaction, and
+//! connection, closed rather than returned when a call is abandoned mid-request), the `*_in`
+//! family on the caller's transaction, and
 //! [`TransactionalStore`](checkpoint_core::transactional::TransactionalStore). An engine's
 //! requests implement [`requests`]' traits, most of them through the requests shared here,
 //! generic over sqlx's [`Database`](sqlx::Database): [`hot_path`] (`load`, `list`, `save`,
@@ -42,7 +43,6 @@ pub mod requests;
 mod store;
 mod transactional;
 
-pub use checkout::Checkout;
 pub use engine::{Again, ConnectOptions, Connection, Engine, FileEngine};
 pub use store::SqlStore;
 
