@@ -71,6 +71,10 @@
 //! The `harness` feature adds what a backend's own integration tests share: the server under
 //! test from an environment variable or a container, and the bad-input driver over every entry
 //! point (`harness`).
+//!
+//! The `sql` feature adds [`sql_family`](crate::sql_family): the integration tests every
+//! engine of `checkpoint-sql`'s `SqlStore` shares, generic over the engine, for the engine's
+//! own tests to call through a small [`SqlServer`](crate::sql_family::SqlServer) of theirs.
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -89,6 +93,8 @@ pub mod proxy;
 pub mod recovery;
 pub mod round_trips;
 pub mod sources;
+#[cfg(feature = "sql")]
+pub mod sql_family;
 
 pub use audited::{Audit, AuditedStore, ErrorTally, audited};
 pub use checkpoint_core::{CheckpointAdmin, CheckpointStore, ExclusiveCheckpointStore};

@@ -18,7 +18,6 @@ use checkpoint_core::{
     Fingerprint, InvalidReason, LeaseStore,
 };
 use checkpoint_mysql::MysqlCheckpointStore;
-use sqlx::AssertSqlSafe;
 
 use crate::support;
 
@@ -51,20 +50,6 @@ async fn drop_tables(store: MysqlCheckpointStore) {
         .map(|suffix| format!("DROP TABLE `{}{suffix}`", store.table()))
         .collect();
     support::admin_sql(&statements).await;
-}
-
-/// Rows of `group` in the store's table, counted by the administrator (not through the
-/// store).
-async fn rows_of(store: &MysqlCheckpointStore, group: &str) -> i64 {
-    let mut admin = support::admin_connection().await;
-    sqlx::query_scalar(AssertSqlSafe(format!(
-        "SELECT COUNT(*) FROM `{}` WHERE group_name = ?",
-        store.table()
-    )))
-    .bind(group)
-    .fetch_one(&mut admin)
-    .await
-    .unwrap()
 }
 
 /// InnoDB's count of deadlocks since the server started (all clients: the tests running
@@ -224,7 +209,7 @@ async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing()
         // nothing beyond what the store lists.
         assert!(listed.iter().any(|c| c.subscription == "other"));
         assert_eq!(
-            rows_of(&store, &group).await,
+            support::rows_of(&store, &group).await,
             i64::try_from(listed.len()).unwrap()
         );
         assert_eq!(store.retired(&group).await.unwrap(), ["zombie"]);
@@ -401,55 +386,12 @@ async fn groups_returns_every_group_sorted_by_bytes() {
     drop_tables(store).await;
 }
 
-/// The `*_in` family on a retired subscription, in the caller's transaction: saves are
-/// ignored, a claim is `Retired`, an advance `Moved` with nothing stored.
+/// The `*_in` family on a retired subscription, in the caller's transaction (the kit's SQL
+/// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_family_obeys_the_tombstone() {
-    let store = support::store().await;
-    let group = fresh_group("retired-in");
-    store.claim(&group, "s", 0, FINGERPRINT, 5).await.unwrap();
-    store.retire(&group, "s").await.unwrap();
-    let mut transaction = store.pool().begin().await.unwrap();
-    store
-        .save_in(&mut transaction, &group, "s", 0, 9)
-        .await
-        .unwrap();
-    store
-        .save_all_in(
-            &mut transaction,
-            &group,
-            &[Checkpoint::new("s", 1, 9), Checkpoint::new("live", 1, 9)],
-        )
-        .await
-        .unwrap();
-    let claimed = store
-        .claim_in(&mut transaction, &group, "s", 2, FINGERPRINT, 0)
+    checkpoint_conformance::sql_family::admin::the_in_family_obeys_the_tombstone(&support::Server)
         .await;
-    assert!(matches!(claimed, Err(Error::Retired { .. })), "{claimed:?}");
-    let advanced = store
-        .advance_in(&mut transaction, &group, "s", 0, 5, 6)
-        .await;
-    assert!(
-        matches!(advanced, Err(Error::Moved { current: None, .. })),
-        "{advanced:?}"
-    );
-    assert_eq!(
-        store
-            .load_in(&mut transaction, &group, "s", 0)
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        store.list_in(&mut transaction, &group).await.unwrap(),
-        [Checkpoint::new("live", 1, 9)]
-    );
-    transaction.commit().await.unwrap();
-    assert_eq!(
-        store.list(&group).await.unwrap(),
-        [Checkpoint::new("live", 1, 9)]
-    );
-    assert_eq!(rows_of(&store, &group).await, 1);
 }
 
 /// start_at is all-or-nothing: a subscription that exists or is retired gets nothing of it.

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkpoint_conformance::error_chain;
-use checkpoint_mysql::MysqlCheckpointStore;
+use checkpoint_conformance::sql_family::SqlServer;
+use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
+use sqlx::AssertSqlSafe;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::{Connection, MySqlConnection};
 
@@ -100,3 +102,29 @@ pub fn unique_ident(prefix: &str) -> String {
 /// A MariaDB server of a test's own (the KILL and restart tests in `faults`, the TLS test in
 /// `security`).
 pub mod own_server;
+
+/// How many rows `store`'s table holds for `group`, counted on an admin connection.
+pub async fn rows_of(store: &MysqlCheckpointStore, group: &str) -> i64 {
+    let mut admin = admin_connection().await;
+    sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM `{}` WHERE group_name = ?",
+        store.table()
+    )))
+    .bind(group)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap()
+}
+
+/// The server under test, for the kit's SQL-family cases (`checkpoint_conformance::sql_family`).
+pub struct Server;
+
+impl SqlServer<MysqlEngine> for Server {
+    async fn store(&self) -> MysqlCheckpointStore {
+        store().await
+    }
+
+    async fn rows_of(&self, store: &MysqlCheckpointStore, group: &str) -> i64 {
+        rows_of(store, group).await
+    }
+}

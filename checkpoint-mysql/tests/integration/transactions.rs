@@ -7,7 +7,7 @@
 //! MySQL and MariaDB) and dropped at the end.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use checkpoint_conformance::fresh_group;
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
@@ -266,66 +266,15 @@ async fn racing_transactions_commit_exactly_one_winner_per_step() {
 }
 
 /// The loser's advance waits for the winner's row lock, and then reports where the winner
-/// really left the position, not the one of its own snapshot: under REPEATABLE READ the
-/// loser's transaction read position 0 before the winner committed, and a plain read would
-/// still see 0 there.
+/// really left the position, not the one of its own snapshot (the kit's SQL family). Under
+/// REPEATABLE READ: a plain read after the wait still sees its snapshot's 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_advance_reports_the_committed_position() {
-    let store = support::store().await;
-    let group = fresh_group("tx-waiting");
-    let fingerprint = Fingerprint::from_bytes([0x11; 32]);
-    let from = store.claim(&group, "p", 0, fingerprint, 0).await.unwrap();
-
-    let mut winner = store.pool().begin().await.unwrap();
-    store
-        .advance_in(&mut winner, &group, "p", 0, from, 50)
-        .await
-        .unwrap();
-
-    let loser = tokio::spawn({
-        let store = store.clone();
-        let group = group.clone();
-        async move {
-            let mut transaction = store.pool().begin().await.unwrap();
-            // The transaction's snapshot: taken now, with the winner's change not committed.
-            let before = store
-                .load_in(&mut transaction, &group, "p", 0)
-                .await
-                .unwrap();
-            let result = store
-                .advance_in(&mut transaction, &group, "p", 0, from, 40)
-                .await;
-            let snapshot = store
-                .load_in(&mut transaction, &group, "p", 0)
-                .await
-                .unwrap();
-            transaction.rollback().await.unwrap();
-            (before, result, snapshot)
-        }
-    });
-    // Give the loser time to block on the winner's row lock before the winner commits.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !loser.is_finished(),
-        "the loser's advance did not wait for the row lock"
-    );
-    winner.commit().await.unwrap();
-
-    let (before, result, snapshot) = loser.await.unwrap();
-    assert_eq!(before, Some(0));
-    assert!(
-        matches!(
-            result,
-            Err(Error::Moved {
-                expected: 0,
-                current: Some(50)
-            })
-        ),
-        "{result:?}"
-    );
-    // The snapshot itself is REPEATABLE READ's: still 0 for a plain read.
-    assert_eq!(snapshot, Some(0));
-    assert_eq!(store.load(&group, "p", 0).await.unwrap(), Some(50));
+    checkpoint_conformance::sql_family::transactions::a_waiting_advance_reports_the_committed_position(
+        &support::Server,
+        0,
+    )
+    .await;
 }
 
 /// `load_in` and `list_in` read through the caller's transaction: they see its uncommitted

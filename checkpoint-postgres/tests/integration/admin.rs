@@ -13,8 +13,8 @@ use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
 };
 use checkpoint_postgres::PostgresCheckpointStore;
+use sqlx::Connection;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{AssertSqlSafe, Connection};
 
 use crate::support;
 
@@ -42,19 +42,6 @@ async fn drop_table(store: PostgresCheckpointStore) {
         table = store.table()
     ))
     .await;
-}
-
-/// Rows of `group` in the table, counted by the superuser (not through the store).
-async fn rows_of(store: &PostgresCheckpointStore, group: &str) -> i64 {
-    let mut admin = support::admin_connection().await;
-    sqlx::query_scalar(AssertSqlSafe(format!(
-        "SELECT count(*) FROM \"{}\" WHERE group_name = $1",
-        store.table()
-    )))
-    .bind(group)
-    .fetch_one(&mut admin)
-    .await
-    .unwrap()
 }
 
 /// What the zombies of one round did.
@@ -206,7 +193,7 @@ async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing()
         // The other subscription of the same batches was saved all along.
         assert!(listed.iter().any(|c| c.subscription == "other"));
         assert_eq!(
-            rows_of(&store, &group).await,
+            support::rows_of(&store, &group).await,
             i64::try_from(listed.len()).unwrap()
         );
         assert_eq!(store.retired(&group).await.unwrap(), ["zombie"]);
@@ -322,44 +309,12 @@ async fn migrate_adds_the_tombstone_table_to_an_existing_deployment() {
     drop_table(store).await;
 }
 
-/// The `*_in` family on a retired subscription, in the caller's transaction: saves are
-/// ignored, a claim is `Retired`, an advance `Moved` with nothing stored.
+/// The `*_in` family on a retired subscription, in the caller's transaction (the kit's SQL
+/// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_family_obeys_the_tombstone() {
-    let store = support::store().await;
-    let group = fresh_group("retired-in");
-    store.claim(&group, "s", 0, FINGERPRINT, 5).await.unwrap();
-    store.retire(&group, "s").await.unwrap();
-    let mut transaction = store.pool().begin().await.unwrap();
-    store
-        .save_in(&mut transaction, &group, "s", 0, 9)
-        .await
-        .unwrap();
-    store
-        .save_all_in(
-            &mut transaction,
-            &group,
-            &[Checkpoint::new("s", 1, 9), Checkpoint::new("live", 1, 9)],
-        )
-        .await
-        .unwrap();
-    let claimed = store
-        .claim_in(&mut transaction, &group, "s", 2, FINGERPRINT, 0)
+    checkpoint_conformance::sql_family::admin::the_in_family_obeys_the_tombstone(&support::Server)
         .await;
-    assert!(matches!(claimed, Err(Error::Retired { .. })), "{claimed:?}");
-    let advanced = store
-        .advance_in(&mut transaction, &group, "s", 0, 5, 6)
-        .await;
-    assert!(
-        matches!(advanced, Err(Error::Moved { current: None, .. })),
-        "{advanced:?}"
-    );
-    assert_eq!(
-        store.list_in(&mut transaction, &group).await.unwrap(),
-        [Checkpoint::new("live", 1, 9)]
-    );
-    transaction.commit().await.unwrap();
-    assert_eq!(rows_of(&store, &group).await, 1);
 }
 
 /// retire waits for a caller's open transaction that has written to the table (its saves

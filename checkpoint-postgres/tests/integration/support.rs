@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkpoint_conformance::error_chain;
-use checkpoint_postgres::PostgresCheckpointStore;
+use checkpoint_conformance::sql_family::SqlServer;
+use checkpoint_postgres::{PostgresCheckpointStore, PostgresEngine};
+use sqlx::AssertSqlSafe;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{Connection, PgConnection};
 
@@ -133,4 +135,30 @@ pub fn connect_options_without_server(password: &str) -> PgConnectOptions {
         .username("app")
         .password(password)
         .database("app")
+}
+
+/// How many rows `store`'s table holds for `group`, counted on an admin connection.
+pub async fn rows_of(store: &PostgresCheckpointStore, group: &str) -> i64 {
+    let mut admin = admin_connection().await;
+    sqlx::query_scalar(AssertSqlSafe(format!(
+        "SELECT count(*) FROM \"{}\" WHERE group_name = $1",
+        store.table()
+    )))
+    .bind(group)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap()
+}
+
+/// The server under test, for the kit's SQL-family cases (`checkpoint_conformance::sql_family`).
+pub struct Server;
+
+impl SqlServer<PostgresEngine> for Server {
+    async fn store(&self) -> PostgresCheckpointStore {
+        store().await
+    }
+
+    async fn rows_of(&self, store: &PostgresCheckpointStore, group: &str) -> i64 {
+        rows_of(store, group).await
+    }
 }

@@ -178,53 +178,16 @@ async fn the_loser_of_two_projections_is_moved_and_rolled_back() {
     read_model.drop_table().await;
 }
 
-/// The same race while the winner has not committed yet: the loser's advance waits for the
-/// winner's row lock, and then reports where the winner really left the position (not the
-/// position in its own statement's snapshot).
+/// The loser's advance waits for the winner's row lock, and then reports where the winner
+/// really left the position, not the one of its own snapshot (the kit's SQL family). Under
+/// READ COMMITTED: a plain read after the wait sees the winner's 50.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_advance_reports_the_committed_position() {
-    let store = support::store().await;
-    let group = fresh_group("tx-waiting");
-    let from = store.claim(&group, "p", 0, FINGERPRINT, 0).await.unwrap();
-
-    let mut winner = store.pool().begin().await.unwrap();
-    store
-        .advance_in(&mut winner, &group, "p", 0, from, 50)
-        .await
-        .unwrap();
-
-    let loser = tokio::spawn({
-        let store = store.clone();
-        let group = group.clone();
-        async move {
-            let mut transaction = store.pool().begin().await.unwrap();
-            let result = store
-                .advance_in(&mut transaction, &group, "p", 0, from, 40)
-                .await;
-            transaction.rollback().await.unwrap();
-            result
-        }
-    });
-    // Give the loser time to block on the winner's row lock before the winner commits.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !loser.is_finished(),
-        "the loser's advance did not wait for the row lock"
-    );
-    winner.commit().await.unwrap();
-
-    let result = loser.await.unwrap();
-    assert!(
-        matches!(
-            result,
-            Err(Error::Moved {
-                expected: 0,
-                current: Some(50)
-            })
-        ),
-        "{result:?}"
-    );
-    assert_eq!(store.load(&group, "p", 0).await.unwrap(), Some(50));
+    checkpoint_conformance::sql_family::transactions::a_waiting_advance_reports_the_committed_position(
+        &support::Server,
+        50,
+    )
+    .await;
 }
 
 /// `Moved` for a checkpoint that does not exist says so.

@@ -177,41 +177,12 @@ async fn migrate_adds_the_tombstone_table_to_an_existing_file() {
     assert_eq!(store.load("g", "s", 0).await.unwrap(), None);
 }
 
-/// The `*_in` family on a retired subscription, in the caller's transaction: saves are
-/// ignored, a claim is `Retired`, an advance `Moved` with nothing stored.
+/// The `*_in` family on a retired subscription, in the caller's transaction (the kit's SQL
+/// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_family_obeys_the_tombstone() {
-    let db = TempDb::new();
-    let store = db.store().await;
-    store.claim("g", "s", 0, FINGERPRINT, 5).await.unwrap();
-    store.retire("g", "s").await.unwrap();
-    let mut transaction = store.pool().begin().await.unwrap();
-    store
-        .save_in(&mut transaction, "g", "s", 0, 9)
-        .await
-        .unwrap();
-    store
-        .save_all_in(
-            &mut transaction,
-            "g",
-            &[Checkpoint::new("s", 1, 9), Checkpoint::new("live", 1, 9)],
-        )
-        .await
-        .unwrap();
-    let claimed = store
-        .claim_in(&mut transaction, "g", "s", 2, FINGERPRINT, 0)
+    checkpoint_conformance::sql_family::admin::the_in_family_obeys_the_tombstone(&TempDb::new())
         .await;
-    assert!(matches!(claimed, Err(Error::Retired { .. })), "{claimed:?}");
-    let advanced = store.advance_in(&mut transaction, "g", "s", 0, 5, 6).await;
-    assert!(
-        matches!(advanced, Err(Error::Moved { current: None, .. })),
-        "{advanced:?}"
-    );
-    transaction.commit().await.unwrap();
-    assert_eq!(
-        store.list("g").await.unwrap(),
-        [Checkpoint::new("live", 1, 9)]
-    );
 }
 
 /// start_at is all-or-nothing: a subscription that exists or is retired gets nothing of it.

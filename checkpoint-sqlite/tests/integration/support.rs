@@ -7,8 +7,10 @@ use std::sync::{Arc, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use checkpoint_conformance::harness::{Guarded, guarded};
+use checkpoint_conformance::sql_family::SqlServer;
 use checkpoint_core::Error;
-use checkpoint_sqlite::SqliteCheckpointStore;
+use checkpoint_sqlite::{SqliteCheckpointStore, SqliteEngine};
+use sqlx::AssertSqlSafe;
 
 /// A database file path under the system's temporary directory, unique to this process and
 /// call, removed (with its `-wal` and `-shm` files) on drop.
@@ -43,6 +45,25 @@ impl TempDb {
             .expect("opening a temporary SQLite database");
         store.migrate().await.expect("creating the table");
         store
+    }
+}
+
+/// A temporary database is the server of the kit's SQL-family cases
+/// (`checkpoint_conformance::sql_family`): each store opens the same file.
+impl SqlServer<SqliteEngine> for TempDb {
+    async fn store(&self) -> SqliteCheckpointStore {
+        TempDb::store(self).await
+    }
+
+    async fn rows_of(&self, store: &SqliteCheckpointStore, group: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT count(*) FROM \"{}\" WHERE group_name = ?1",
+            store.table()
+        )))
+        .bind(group)
+        .fetch_one(store.pool())
+        .await
+        .expect("counting the group's rows")
     }
 }
 
