@@ -23,6 +23,7 @@
 //! | module | cases |
 //! | --- | --- |
 //! | [`admin`] | the `*_in` family on a retired subscription |
+//! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock |
 //!
 //! Every case works in fresh groups ([`fresh_group`](crate::fresh_group)), so the cases run in
@@ -33,6 +34,7 @@ use std::future::Future;
 use checkpoint_sql::{Engine, SqlStore};
 
 pub mod admin;
+pub mod faults;
 pub mod transactions;
 
 /// What an engine's tests give the SQL family's cases: the store under test and the few

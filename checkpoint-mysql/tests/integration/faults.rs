@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -805,7 +805,10 @@ async fn a_server_of_our_own_stopped_and_crashed() {
         );
         fill_pool(&store, 2).await;
     }
-    acknowledged_saves_survive_a_crash(&server, &store).await;
+    checkpoint_conformance::sql_family::faults::acknowledged_saves_survive_a_crash(
+        &server, &store, 5,
+    )
+    .await;
 }
 
 /// The calls made while the server is down (save, load, renew, save again): each fails,
@@ -878,83 +881,5 @@ async fn assert_checkpoints_and_leases_intact(
         store.renew(group, "s", "a", lease).await.unwrap(),
         acquired.granted,
         "after the {what}"
-    );
-}
-
-/// Four writers save rising positions as fast as they can; the server is killed under them
-/// (SIGKILL); after the start every acknowledged save is there (InnoDB's default
-/// `innodb_flush_log_at_trx_commit = 1`: an acknowledged commit is in the redo log) and nothing
-/// beyond what was sent.
-async fn acknowledged_saves_survive_a_crash(server: &OwnMariadb, store: &MysqlCheckpointStore) {
-    const WRITERS: u32 = 4;
-    let group = fresh_group("crash");
-    let stop = Arc::new(AtomicBool::new(false));
-    let acknowledged: Arc<Vec<AtomicU64>> =
-        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
-    let attempted: Arc<Vec<AtomicU64>> =
-        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
-    let failures = Arc::new(AtomicU64::new(0));
-    let writers: Vec<_> = (0..WRITERS)
-        .map(|writer| {
-            let (store, group, stop) = (store.clone(), group.clone(), Arc::clone(&stop));
-            let (acknowledged, attempted) = (Arc::clone(&acknowledged), Arc::clone(&attempted));
-            let failures = Arc::clone(&failures);
-            tokio::spawn(async move {
-                let index = writer as usize;
-                let mut position = 0;
-                while !stop.load(Ordering::SeqCst) {
-                    position += 1;
-                    attempted[index].store(position, Ordering::SeqCst);
-                    match store.save(&group, "crash", writer, position).await {
-                        Ok(()) => acknowledged[index].store(position, Ordering::SeqCst),
-                        Err(error) => {
-                            assert!(error.is_retryable(), "{error:?}");
-                            failures.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                    }
-                }
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let crashed = Instant::now();
-    server.stop_server(true).await;
-    stop.store(true, Ordering::SeqCst);
-    let acked_at_crash: Vec<u64> = acknowledged
-        .iter()
-        .map(|a| a.load(Ordering::SeqCst))
-        .collect();
-    server.start_server().await;
-    let restarted = crashed.elapsed();
-    for writer in writers {
-        writer.await.unwrap();
-    }
-    let probe = fresh_group("crash-probe");
-    let Recovery { took, .. } =
-        save_until_recovered(store, &probe, "probe", 0, 1, Duration::from_secs(10))
-            .await
-            .unwrap_or_else(|failure| panic!("{failure}"));
-    for writer in 0..WRITERS {
-        let index = writer as usize;
-        let loaded = until_ok("load", 5, || store.load(&group, "crash", writer))
-            .await
-            .0
-            .unwrap_or(0);
-        let acked = acknowledged[index].load(Ordering::SeqCst);
-        let sent = attempted[index].load(Ordering::SeqCst);
-        assert!(
-            acked_at_crash[index] > 0,
-            "writer {writer} saved nothing before the crash"
-        );
-        assert!(
-            acked <= loaded && loaded <= sent,
-            "writer {writer}: acknowledged {acked}, sent {sent}, but {loaded} after the crash"
-        );
-    }
-    eprintln!(
-        "crash under {WRITERS} writers: acknowledged {acked_at_crash:?} at the crash, {} failed \
-         saves, server back after {restarted:?}, the next save took {took:?}",
-        failures.load(Ordering::SeqCst)
     );
 }

@@ -16,7 +16,7 @@
 //! (run with `--nocapture`), not asserted as speeds.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -261,7 +261,12 @@ async fn restarts_crashes_and_pauses_of_a_server_of_our_own() {
     store.inner().migrate().await.unwrap();
 
     restarts_and_crashes_in_histories(&server, &store).await;
-    acknowledged_saves_survive_a_crash(&server, store.inner()).await;
+    checkpoint_conformance::sql_family::faults::acknowledged_saves_survive_a_crash(
+        &server,
+        store.inner(),
+        1,
+    )
+    .await;
     leases_survive_restarts_and_crashes(&server, store.inner()).await;
     a_paused_server_times_out(&server, store.inner(), options).await;
 }
@@ -395,89 +400,6 @@ async fn restarts_and_crashes_in_histories(
     assert_eq!(
         store.inner().load(&group, "probe", 0).await.unwrap(),
         Some(2)
-    );
-}
-
-/// Four writers save rising positions as fast as they can; the server crashes under them
-/// (`pg_ctl stop -m immediate`); after the start every acknowledged save is there (with
-/// `synchronous_commit` on, the default, an acknowledged commit is in the WAL) and nothing
-/// beyond what was sent.
-async fn acknowledged_saves_survive_a_crash(server: &OwnPostgres, store: &PostgresCheckpointStore) {
-    const WRITERS: u32 = 4;
-    let group = fresh_group("crash");
-    let stop = Arc::new(AtomicBool::new(false));
-    let acknowledged: Arc<Vec<AtomicU64>> =
-        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
-    let attempted: Arc<Vec<AtomicU64>> =
-        Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
-    let failures = Arc::new(AtomicU64::new(0));
-    // A timeout so that no writer waits long for a server that is down.
-    let writing = store.clone().with_timeout(Duration::from_secs(2)).unwrap();
-    let writers: Vec<_> = (0..WRITERS)
-        .map(|writer| {
-            let (store, group, stop) = (writing.clone(), group.clone(), Arc::clone(&stop));
-            let (acknowledged, attempted) = (Arc::clone(&acknowledged), Arc::clone(&attempted));
-            let failures = Arc::clone(&failures);
-            tokio::spawn(async move {
-                let index = writer as usize;
-                let mut position = 0;
-                while !stop.load(Ordering::SeqCst) {
-                    position += 1;
-                    attempted[index].store(position, Ordering::SeqCst);
-                    match store.save(&group, "crash", writer, position).await {
-                        Ok(()) => acknowledged[index].store(position, Ordering::SeqCst),
-                        Err(error) => {
-                            assert!(error.is_retryable(), "{error:?}");
-                            failures.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                    }
-                }
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let crashed = Instant::now();
-    server.stop_server("immediate").await;
-    stop.store(true, Ordering::SeqCst);
-    // What was acknowledged by now (a call answered later could only fail or have waited for
-    // the restart).
-    let acked_at_crash: Vec<u64> = acknowledged
-        .iter()
-        .map(|a| a.load(Ordering::SeqCst))
-        .collect();
-    server.start_server().await;
-    let restarted = crashed.elapsed();
-    for writer in writers {
-        writer.await.unwrap();
-    }
-    let probe = fresh_group("crash-recovery");
-    let Recovery { took, .. } =
-        save_until_recovered(store, &probe, "probe", 0, 1, Duration::from_secs(10))
-            .await
-            .unwrap_or_else(|failure| panic!("{failure}"));
-    for writer in 0..WRITERS {
-        let index = writer as usize;
-        let loaded = store
-            .load(&group, "crash", writer)
-            .await
-            .unwrap()
-            .unwrap_or(0);
-        let acked = acknowledged[index].load(Ordering::SeqCst);
-        let sent = attempted[index].load(Ordering::SeqCst);
-        assert!(
-            acked_at_crash[index] > 0,
-            "writer {writer} saved nothing before the crash"
-        );
-        assert!(
-            acked <= loaded && loaded <= sent,
-            "writer {writer}: acknowledged {acked}, sent {sent}, but {loaded} after the crash"
-        );
-    }
-    eprintln!(
-        "crash under {WRITERS} writers: acknowledged {acked_at_crash:?} at the crash, \
-         {} failed saves, server back after {restarted:?}, the next save took {took:?}",
-        failures.load(Ordering::SeqCst)
     );
 }
 

@@ -273,3 +273,14 @@ fn free_port() -> u16 {
         .map(|addr| addr.port())
         .unwrap_or_else(|error| panic!("cannot find a free port: {error}"))
 }
+
+/// The kit's crash of a server of our own (`sql_family::faults`).
+impl checkpoint_conformance::sql_family::faults::CrashingServer for OwnMariadb {
+    async fn crash(&self) {
+        self.stop_server(true).await;
+    }
+
+    async fn start(&self) {
+        self.start_server().await;
+    }
+}
