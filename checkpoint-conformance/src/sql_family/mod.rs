@@ -24,6 +24,7 @@
 //! | --- | --- |
 //! | [`admin`] | the `*_in` family on a retired subscription |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
+//! | [`security`] | least privilege: the operator's grants run the operations API ([`security::LeastPrivilege`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock |
 //!
 //! Every case works in fresh groups ([`fresh_group`](crate::fresh_group)), so the cases run in
@@ -35,6 +36,7 @@ use checkpoint_sql::{Engine, SqlStore};
 
 pub mod admin;
 pub mod faults;
+pub mod security;
 pub mod transactions;
 
 /// What an engine's tests give the SQL family's cases: the store under test and the few

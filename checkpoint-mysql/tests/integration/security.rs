@@ -20,12 +20,13 @@
 use std::time::Duration;
 
 use checkpoint_conformance::harness::RuntimeWorker;
+use checkpoint_conformance::sql_family::security::{self, LeastPrivilege};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
     LeaseStore, Operation,
 };
-use checkpoint_mysql::MysqlCheckpointStore;
+use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
 use sqlx::mysql::MySqlPoolOptions;
 use tokio::sync::OnceCell;
 
@@ -520,42 +521,39 @@ async fn every_runtime_call(store: &MysqlCheckpointStore, group: &str) -> Result
 }
 
 /// The operator's privileges, as the crate doc states them, run every operation of
-/// `CheckpointAdmin`.
+/// `CheckpointAdmin` (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_privileges_run_every_admin_operation() {
-    let table = support::unique_ident("cp_oper");
-    let user = support::unique_ident("op");
-    let owner = support::store().await.with_table(&table).unwrap();
-    owner.migrate().await.unwrap();
-    support::admin_sql(&user_with(&user, "operator-pw", &table, &OPERATOR_GRANTS)).await;
-    let outcome = async {
-        let options = support::connect_options()
-            .username(&user)
-            .password("operator-pw");
-        let store = MysqlCheckpointStore::connect_with(options)
+    security::the_operator_privileges_run_every_admin_operation(&support::Server).await;
+}
+
+/// Users of the test's own for the kit's least-privilege cases: `OPERATOR_GRANTS`.
+impl LeastPrivilege<MysqlEngine> for support::Server {
+    fn unique_ident(&self, prefix: &str) -> String {
+        support::unique_ident(prefix)
+    }
+
+    async fn create_operator(&self, user: &str, password: &str, table: &str) {
+        support::admin_sql(&user_with(user, password, table, &OPERATOR_GRANTS)).await;
+    }
+
+    async fn connect_as(
+        &self,
+        user: &str,
+        password: &str,
+        table: &str,
+    ) -> Result<MysqlCheckpointStore, Error> {
+        let options = support::connect_options().username(user).password(password);
+        MysqlCheckpointStore::connect_with(options)
             .await?
-            .with_table(&table)?;
-        let group = fresh_group("operator");
-        store.save(&group, "old", 0, 10).await?;
-        store
-            .acquire(&group, "old", "w", &[0], Duration::from_secs(5))
-            .await?;
-        store.start_at(&group, "new", &[(0, 5), (1, 0)]).await?;
-        store.retire(&group, "old").await?;
-        assert_eq!(store.retired(&group).await?, ["old"]);
-        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
-        store.purge(&group, "old").await?;
-        assert!(store.leases(&group, "old").await?.leases.is_empty());
-        assert_eq!(store.list(&group).await?.len(), 2);
-        store.pool().close().await;
-        Ok::<_, Error>(())
+            .with_table(table)
     }
-    .await;
-    owner.pool().close().await;
-    let mut cleanup = vec![format!("DROP USER '{user}'@'%'")];
-    for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
-        cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
+
+    async fn drop_user_and_tables(&self, user: &str, table: &str) {
+        let mut cleanup = vec![format!("DROP USER '{user}'@'%'")];
+        for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
+            cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
+        }
+        support::admin_sql(&cleanup).await;
     }
-    support::admin_sql(&cleanup).await;
-    outcome.unwrap_or_else(|error| panic!("{}", error_chain(&error)));
 }

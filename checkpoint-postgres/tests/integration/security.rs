@@ -16,12 +16,13 @@
 //! operator beside it).
 
 use checkpoint_conformance::harness::RuntimeWorker;
+use checkpoint_conformance::sql_family::security::{self, LeastPrivilege};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
     Operation,
 };
-use checkpoint_postgres::PostgresCheckpointStore;
+use checkpoint_postgres::{PostgresCheckpointStore, PostgresEngine};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, Connection};
 
@@ -458,45 +459,48 @@ async fn select_insert_update_are_the_only_privileges_needed() {
 
 /// The operator's privileges, as the crate doc states them: SELECT, INSERT, UPDATE, DELETE
 /// on the table and SELECT, INSERT, DELETE on its tombstone table run every operation of
-/// `CheckpointAdmin` (retire's LOCK TABLE is allowed by UPDATE or DELETE).
+/// `CheckpointAdmin` (retire's LOCK TABLE is allowed by UPDATE or DELETE; the kit's SQL
+/// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_privileges_run_every_admin_operation() {
-    let table = support::unique_ident("cp_operator");
-    let role = support::unique_ident("cp_operator_role");
-    let owner = support::store().await.with_table(&table).unwrap();
-    owner.migrate().await.unwrap();
-    support::admin_sql(format!(
-        "CREATE ROLE {role} LOGIN PASSWORD 'operator-pw'; \
-         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}\" TO {role}; \
-         GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role}; \
-         GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_leases\", \"{table}_owners\" TO {role};"
-    ))
-    .await;
-    let outcome = async {
-        let options = support::connect_options()
-            .username(&role)
-            .password("operator-pw");
-        let store = PostgresCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        let group = fresh_group("operator");
-        store.save(&group, "old", 0, 10).await?;
-        store.start_at(&group, "new", &[(0, 5), (1, 0)]).await?;
-        store.retire(&group, "old").await?;
-        assert_eq!(store.retired(&group).await?, ["old"]);
-        assert_eq!(store.groups().await?, std::slice::from_ref(&group));
-        store.purge(&group, "old").await?;
-        assert_eq!(store.list(&group).await?.len(), 2);
-        store.pool().close().await;
-        Ok::<_, Error>(())
+    security::the_operator_privileges_run_every_admin_operation(&support::Server).await;
+}
+
+/// Roles of the test's own for the kit's least-privilege cases.
+impl LeastPrivilege<PostgresEngine> for support::Server {
+    fn unique_ident(&self, prefix: &str) -> String {
+        support::unique_ident(prefix)
     }
-    .await;
-    owner.pool().close().await;
-    support::admin_sql(format!(
-        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
-             \"{table}_parked\"; \
-         DROP ROLE {role};"
-    ))
-    .await;
-    outcome.unwrap_or_else(|error| panic!("{}", error_chain(&error)));
+
+    async fn create_operator(&self, role: &str, password: &str, table: &str) {
+        support::admin_sql(format!(
+            "CREATE ROLE {role} LOGIN PASSWORD '{password}'; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}\" TO {role}; \
+             GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role}; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_leases\", \"{table}_owners\" \
+                 TO {role};"
+        ))
+        .await;
+    }
+
+    async fn connect_as(
+        &self,
+        role: &str,
+        password: &str,
+        table: &str,
+    ) -> Result<PostgresCheckpointStore, Error> {
+        let options = support::connect_options().username(role).password(password);
+        PostgresCheckpointStore::connect_with(options)
+            .await?
+            .with_table(table)
+    }
+
+    async fn drop_user_and_tables(&self, role: &str, table: &str) {
+        support::admin_sql(format!(
+            "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
+                 \"{table}_parked\"; \
+             DROP ROLE {role};"
+        ))
+        .await;
+    }
 }
