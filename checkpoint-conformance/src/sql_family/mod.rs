@@ -23,6 +23,7 @@
 //! | module | cases |
 //! | --- | --- |
 //! | [`admin`] | the `*_in` family on a retired subscription |
+//! | [`batches`] | eight overlapping `save_all` batches at once |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
 //! | [`security`] | least privilege: the operator's grants run the operations API ([`security::LeastPrivilege`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock |
@@ -35,6 +36,7 @@ use std::future::Future;
 use checkpoint_sql::{Engine, SqlStore};
 
 pub mod admin;
+pub mod batches;
 pub mod faults;
 pub mod security;
 pub mod transactions;

@@ -3,7 +3,6 @@
 //!
 //! Every test works on a group of its own in the shared default table.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use checkpoint_conformance::fresh_group;
@@ -275,71 +274,14 @@ async fn a_tombstone_drops_no_other_name_from_a_batch_of_look_alikes() {
     }
 }
 
-/// Eight batches over the same keys, in different orders, at the same time, several rounds:
-/// none fails (the batches lock rows in key order; a deadlock's victim is run again) and
-/// every key ends at its maximum.
+/// Eight batches over the same keys, in different orders, at the same time: none fails and
+/// every key ends at its maximum (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_concurrent_overlapping_batches_all_succeed_and_keep_the_maximum() {
-    let store = support::store().await;
-    let group = fresh_group("batch-concurrent");
-    const KEYS: u32 = 500;
-    let mut expected: HashMap<(String, u32), u64> = HashMap::new();
-    let mut tasks = Vec::new();
-    let started = Instant::now();
-    for worker in 0..8u64 {
-        let mut batch: Vec<Checkpoint> = (0..KEYS)
-            .map(|key| {
-                // Every worker writes every key; which worker is highest varies by key.
-                let position = (u64::from(key) * 7919 + worker * 104_729) % 1_000_003;
-                Checkpoint::new(format!("s{}", key % 5), key, position)
-            })
-            .collect();
-        if worker % 2 == 1 {
-            batch.reverse();
-        }
-        // Repeat some keys lower inside the batch: the highest of each key must win.
-        batch.extend(
-            (0..KEYS)
-                .step_by(3)
-                .map(|key| Checkpoint::new(format!("s{}", key % 5), key, 0)),
-        );
-        for checkpoint in &batch {
-            let entry = expected
-                .entry((checkpoint.subscription.clone(), checkpoint.partition))
-                .or_insert(0);
-            *entry = (*entry).max(checkpoint.position);
-        }
-        let (store, group) = (store.clone(), group.clone());
-        tasks.push(tokio::spawn(async move {
-            for round in 0..5 {
-                // Later rounds resend the same batch: idempotent.
-                store
-                    .save_all(&group, &batch)
-                    .await
-                    .unwrap_or_else(|error| panic!("worker {worker} round {round}: {error:?}"));
-            }
-        }));
-    }
-    for task in tasks {
-        task.await.expect("a worker panicked");
-    }
-    eprintln!(
-        "8 concurrent overlapping batches of {KEYS} keys, 5 rounds: {:?}",
-        started.elapsed()
-    );
-    let stored: HashMap<(String, u32), u64> = store
-        .list(&group)
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|checkpoint| {
-            (
-                (checkpoint.subscription, checkpoint.partition),
-                checkpoint.position,
-            )
-        })
-        .collect();
-    assert_eq!(stored, expected);
+    checkpoint_conformance::sql_family::batches::eight_concurrent_overlapping_batches_all_succeed_and_keep_the_maximum(
+        &support::Server,
+    )
+    .await;
 }
 
 /// A batch of 10,000 checkpoints in one call is one statement: right after it, `ROW_COUNT()`

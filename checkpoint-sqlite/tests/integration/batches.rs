@@ -1,8 +1,5 @@
 //! `save_all`: one statement over `json_each`, exact at the limits, and concurrent batches.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use checkpoint_core::{Checkpoint, CheckpointStore};
 use checkpoint_sqlite::SqliteCheckpointStore;
 use sqlx::sqlite::SqliteConnection;
@@ -94,65 +91,14 @@ async fn names_that_need_json_escaping_round_trip() {
     assert_eq!(store.list("g").await.expect("list").len(), names.len());
 }
 
-/// Eight batches over the same keys, in different orders, at the same time: none fails (the
-/// write lock serialises them under the busy timeout) and every key ends at its maximum.
+/// Eight batches over the same keys, in different orders, at the same time: none fails and
+/// every key ends at its maximum (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_concurrent_overlapping_batches_all_succeed_and_keep_the_maximum() {
-    let db = TempDb::new();
-    let store = Arc::new(db.store().await);
-    const KEYS: u32 = 500;
-    let mut expected: HashMap<(String, u32), u64> = HashMap::new();
-    let mut tasks = Vec::new();
-    for worker in 0..8u64 {
-        let mut batch: Vec<Checkpoint> = (0..KEYS)
-            .map(|key| {
-                // Every worker writes every key; which worker is highest varies by key.
-                let position = (u64::from(key) * 7919 + worker * 104_729) % 1_000_003;
-                Checkpoint::new(format!("s{}", key % 5), key, position)
-            })
-            .collect();
-        if worker % 2 == 1 {
-            batch.reverse();
-        }
-        // Repeat some keys lower inside the batch: the highest of each key must win.
-        batch.extend(
-            (0..KEYS)
-                .step_by(3)
-                .map(|key| Checkpoint::new(format!("s{}", key % 5), key, 0)),
-        );
-        for checkpoint in &batch {
-            let entry = expected
-                .entry((checkpoint.subscription.clone(), checkpoint.partition))
-                .or_insert(0);
-            *entry = (*entry).max(checkpoint.position);
-        }
-        let store = Arc::clone(&store);
-        tasks.push(tokio::spawn(async move {
-            for round in 0..5 {
-                // Later rounds resend the same batch: idempotent.
-                store
-                    .save_all("g", &batch)
-                    .await
-                    .unwrap_or_else(|error| panic!("worker {worker} round {round}: {error:?}"));
-            }
-        }));
-    }
-    for task in tasks {
-        task.await.expect("a worker panicked");
-    }
-    let stored: HashMap<(String, u32), u64> = store
-        .list("g")
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|checkpoint| {
-            (
-                (checkpoint.subscription, checkpoint.partition),
-                checkpoint.position,
-            )
-        })
-        .collect();
-    assert_eq!(stored, expected);
+    checkpoint_conformance::sql_family::batches::eight_concurrent_overlapping_batches_all_succeed_and_keep_the_maximum(
+        &TempDb::new(),
+    )
+    .await;
 }
 
 /// `save_all` is one statement whatever the batch size: right after it, SQLite's `changes()`
