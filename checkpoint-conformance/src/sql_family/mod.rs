@@ -26,7 +26,7 @@
 //! | [`batches`] | eight overlapping `save_all` batches at once |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
 //! | [`security`] | least privilege: the operator's grants run the operations API ([`security::LeastPrivilege`]) |
-//! | [`transactions`] | an advance waiting on another transaction's row lock |
+//! | [`transactions`] | an advance waiting on another transaction's row lock; racing transactions with a read model ([`transactions::ReadModels`]) |
 //!
 //! Every case works in fresh groups ([`fresh_group`](crate::fresh_group)), so the cases run in
 //! parallel on one server.

@@ -6,14 +6,42 @@
 //! table of the test's own, created before the transaction begins (DDL commits implicitly in
 //! MySQL and MariaDB) and dropped at the end.
 
-use std::sync::Arc;
-use std::time::Instant;
-
 use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::sql_family::transactions::{self, ReadModels};
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
+use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
 use sqlx::{AssertSqlSafe, MySqlConnection};
 
 use crate::support;
+
+/// The kit's read models are [`ReadModel`]s, on an administrator's connection.
+impl ReadModels<MysqlEngine> for support::Server {
+    async fn create_read_model(&self, _: &MysqlCheckpointStore) -> String {
+        ReadModel::create().await.table
+    }
+
+    async fn write_read_model(connection: &mut MySqlConnection, table: &str, id: i64, note: &str) {
+        let model = ReadModel {
+            table: table.to_owned(),
+        };
+        model.write(connection, id, note).await;
+    }
+
+    async fn read_model_ids(&self, _: &MysqlCheckpointStore, table: &str) -> Vec<i64> {
+        let model = ReadModel {
+            table: table.to_owned(),
+        };
+        model.rows().await.into_iter().map(|(id, _)| id).collect()
+    }
+
+    async fn drop_read_model(&self, _: &MysqlCheckpointStore, table: &str) {
+        ReadModel {
+            table: table.to_owned(),
+        }
+        .drop_table()
+        .await;
+    }
+}
 
 /// A read-model table of the test's own: (id, note).
 struct ReadModel {
@@ -194,75 +222,10 @@ async fn advance_in_fails_with_moved_when_another_pool_advanced_first() {
 
 /// Many contenders from two pools race to advance the same step, each in its own transaction
 /// with its read-model row: exactly one commits per step, and the read model holds exactly the
-/// winners' rows. (InnoDB's row lock makes the others' compare-and-set wait for the winner's
-/// commit, then find the checkpoint moved.)
+/// winners' rows (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_transactions_commit_exactly_one_winner_per_step() {
-    let stores = Arc::new([support::store().await, support::store().await]);
-    let read_model = Arc::new(ReadModel::create().await);
-    let group = fresh_group("tx-race");
-    let fingerprint = Fingerprint::from_bytes([6; 32]);
-    stores[0]
-        .claim(&group, "p", 0, fingerprint, 0)
-        .await
-        .expect("claim");
-
-    let started = Instant::now();
-    for step in 0..10u64 {
-        let mut contenders = Vec::new();
-        for contender in 0..6i64 {
-            let stores = Arc::clone(&stores);
-            let read_model = Arc::clone(&read_model);
-            let group = group.clone();
-            contenders.push(tokio::spawn(async move {
-                let store = &stores[(contender % 2) as usize];
-                let mut tx = store.pool().begin().await.expect("begin");
-                read_model
-                    .write(&mut tx, step as i64 * 100 + contender, "step")
-                    .await;
-                match store
-                    .advance_in(&mut tx, &group, "p", 0, step, step + 1)
-                    .await
-                {
-                    Ok(()) => {
-                        tx.commit().await.expect("commit");
-                        true
-                    }
-                    Err(Error::Moved { expected, current }) => {
-                        assert_eq!(expected, step);
-                        assert_eq!(current, Some(step + 1));
-                        tx.rollback().await.expect("rollback");
-                        false
-                    }
-                    Err(other) => panic!("unexpected error: {other:?}"),
-                }
-            }));
-        }
-        let mut winners = 0;
-        for contender in contenders {
-            if contender.await.expect("contender panicked") {
-                winners += 1;
-            }
-        }
-        assert_eq!(winners, 1, "step {step}");
-    }
-    eprintln!(
-        "10 steps of 6 racing transactions on two pools: {:?}",
-        started.elapsed()
-    );
-    assert_eq!(
-        stores[0].load(&group, "p", 0).await.expect("load"),
-        Some(10)
-    );
-    let rows = read_model.rows().await;
-    assert_eq!(rows.len(), 10);
-    for (step, (id, _)) in rows.iter().enumerate() {
-        assert_eq!(id / 100, step as i64, "one row per step: {rows:?}");
-    }
-    Arc::into_inner(read_model)
-        .expect("the contenders are done")
-        .drop_table()
-        .await;
+    transactions::racing_transactions_commit_exactly_one_winner_per_step(&support::Server).await;
 }
 
 /// The loser's advance waits for the winner's row lock, and then reports where the winner

@@ -1,13 +1,43 @@
 //! The `*_in` methods on the caller's transaction: a read model and its checkpoint commit
 //! together or not at all.
 
-use std::sync::Arc;
-
+use checkpoint_conformance::sql_family::transactions::{self, ReadModels};
 use checkpoint_core::{Checkpoint, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint};
-use checkpoint_sqlite::SqliteCheckpointStore;
-use sqlx::{Connection, SqlitePool};
+use checkpoint_sqlite::{SqliteCheckpointStore, SqliteEngine};
+use sqlx::{AssertSqlSafe, SqliteConnection, SqlitePool};
 
 use crate::support::TempDb;
+
+/// The kit's read model is the `read_model` table in the temporary file.
+impl ReadModels<SqliteEngine> for TempDb {
+    async fn create_read_model(&self, store: &SqliteCheckpointStore) -> String {
+        create_read_model(store.pool()).await;
+        "read_model".to_owned()
+    }
+
+    async fn write_read_model(connection: &mut SqliteConnection, table: &str, id: i64, note: &str) {
+        sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO \"{table}\" (id, note) VALUES (?1, ?2)"
+        )))
+        .bind(id)
+        .bind(note.to_owned())
+        .execute(connection)
+        .await
+        .expect("write the read model");
+    }
+
+    async fn read_model_ids(&self, store: &SqliteCheckpointStore, _: &str) -> Vec<i64> {
+        read_model(store.pool())
+            .await
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    async fn drop_read_model(&self, _: &SqliteCheckpointStore, _: &str) {
+        // The temporary file goes with the TempDb.
+    }
+}
 
 async fn create_read_model(pool: &SqlitePool) {
     sqlx::query(
@@ -164,67 +194,10 @@ async fn advance_in_fails_with_moved_when_another_pool_advanced_first() {
 
 /// Many contenders from two pools race to advance the same step, each in its own transaction
 /// with its read-model row: exactly one commits per step, and the read model holds exactly the
-/// winners' rows.
+/// winners' rows (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_transactions_commit_exactly_one_winner_per_step() {
-    let db = TempDb::new();
-    let stores = Arc::new([
-        db.store().await,
-        SqliteCheckpointStore::open(db.path())
-            .await
-            .expect("open a second pool"),
-    ]);
-    create_read_model(stores[0].pool()).await;
-    let fingerprint = Fingerprint::from_bytes([6; 32]);
-    stores[0]
-        .claim("g", "p", 0, fingerprint, 0)
-        .await
-        .expect("claim");
-
-    for step in 0..10u64 {
-        let mut contenders = Vec::new();
-        for contender in 0..6i64 {
-            let stores = Arc::clone(&stores);
-            contenders.push(tokio::spawn(async move {
-                let store = &stores[(contender % 2) as usize];
-                let mut conn = store.pool().acquire().await.expect("acquire");
-                // IMMEDIATE takes the write lock up front, so the transaction waits its turn
-                // (busy timeout) instead of failing on a stale snapshot.
-                let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.expect("begin");
-                sqlx::query("INSERT INTO read_model (id, note) VALUES (?1, 'step')")
-                    .bind(step as i64 * 100 + contender)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("write the read model");
-                match store.advance_in(&mut tx, "g", "p", 0, step, step + 1).await {
-                    Ok(()) => {
-                        tx.commit().await.expect("commit");
-                        true
-                    }
-                    Err(Error::Moved { expected, current }) => {
-                        assert_eq!(expected, step);
-                        assert_eq!(current, Some(step + 1));
-                        tx.rollback().await.expect("rollback");
-                        false
-                    }
-                    Err(other) => panic!("unexpected error: {other:?}"),
-                }
-            }));
-        }
-        let mut winners = 0;
-        for contender in contenders {
-            if contender.await.expect("contender panicked") {
-                winners += 1;
-            }
-        }
-        assert_eq!(winners, 1, "step {step}");
-    }
-    assert_eq!(stores[0].load("g", "p", 0).await.expect("load"), Some(10));
-    let rows = read_model(stores[0].pool()).await;
-    assert_eq!(rows.len(), 10);
-    for (step, (id, _)) in rows.iter().enumerate() {
-        assert_eq!(id / 100, step as i64, "one row per step: {rows:?}");
-    }
+    transactions::racing_transactions_commit_exactly_one_winner_per_step(&TempDb::new()).await;
 }
 
 /// `load_in` and `list_in` read through the caller's transaction: they see its uncommitted
