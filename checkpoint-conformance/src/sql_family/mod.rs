@@ -25,7 +25,7 @@
 //! | [`admin`] | the `*_in` family on a retired subscription |
 //! | [`batches`] | eight overlapping `save_all` batches at once |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
-//! | [`security`] | least privilege: the operator's grants run the operations API ([`security::LeastPrivilege`]) |
+//! | [`security`] | least privilege: the operator's grants run the operations API, the run-time user's run a subscription and a worker and nothing of it ([`security::LeastPrivilege`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock; racing transactions with a read model ([`transactions::ReadModels`]) |
 //!
 //! Every case works in fresh groups ([`fresh_group`](crate::fresh_group)), so the cases run in

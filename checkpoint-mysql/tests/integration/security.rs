@@ -17,15 +17,15 @@
 //!
 //! Without the feature, that test is not compiled; the refusal of plain text runs either way.
 
+#[cfg(feature = "tls-rustls")]
 use std::time::Duration;
 
 use checkpoint_conformance::harness::RuntimeWorker;
-use checkpoint_conformance::sql_family::security::{self, LeastPrivilege};
+use checkpoint_conformance::sql_family::security::{self, Grants, LeastPrivilege};
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-    LeaseStore, Operation,
-};
+#[cfg(feature = "tls-rustls")]
+use checkpoint_core::LeaseStore;
+use checkpoint_core::{CheckpointStore, Error, Operation};
 use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
 use sqlx::mysql::MySqlPoolOptions;
 use tokio::sync::OnceCell;
@@ -131,7 +131,7 @@ pub async fn runtime_role_store() -> MysqlCheckpointStore {
 /// A worker under the run-time role beside an operator: the factory of
 /// `kit::runtime_role::leases`. Every lease operation runs under the run-time role; `retire`
 /// and `purge`, which the lease cases also call, are an operator's, as in a deployment (the
-/// run-time role may not run them: see `select_insert_update_are_the_only_privileges_needed`).
+/// run-time role may not run them: see `the_runtime_privileges_are_all_a_subscription_needs`).
 pub async fn runtime_role_worker() -> RuntimeWorker<MysqlCheckpointStore> {
     RuntimeWorker::new(runtime_role_store().await, support::store().await)
 }
@@ -421,103 +421,11 @@ async fn assert_tls_refusals(
 }
 
 /// A user with only the run-time privileges does everything a subscription and a worker do;
-/// the operations API is refused for good (not retryable), and a user without UPDATE cannot
-/// save.
+/// migrate (which checks CREATE) and the operations API are refused for good (not
+/// retryable), and a user without UPDATE cannot save (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runtime_privileges_are_all_a_subscription_needs() {
-    let table = support::unique_ident("cp_priv");
-    let user = support::unique_ident("rt");
-    let limited = support::unique_ident("ro");
-    let owner = support::store().await.with_table(&table).unwrap();
-    owner.migrate().await.unwrap();
-    let mut setup = user_with(&user, "runtime-pw", &table, &RUNTIME_GRANTS);
-    setup.extend(user_with(
-        &limited,
-        "readonly-pw",
-        &table,
-        &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
-    ));
-    support::admin_sql(&setup).await;
-    let outcome = as_runtime_then_limited_user(&table, &user, &limited).await;
-    let mut cleanup = vec![
-        format!("DROP USER '{user}'@'%'"),
-        format!("DROP USER '{limited}'@'%'"),
-    ];
-    for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
-        cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
-    }
-    owner.pool().close().await;
-    support::admin_sql(&cleanup).await;
-    match outcome {
-        Ok(Err(error @ Error::Backend { .. })) => {
-            assert!(!error.is_retryable(), "{error:?}");
-            let chain = error_chain(&error);
-            assert!(chain.contains("UPDATE command denied"), "{chain}");
-        }
-        other => panic!("expected the user without UPDATE to be refused, got {other:?}"),
-    }
-}
-
-/// As `user` (the run-time privileges) on `table`: the operations API refused for good, then
-/// every call of a subscription and a worker; then as `limited` (no UPDATE): what its save
-/// answered.
-async fn as_runtime_then_limited_user(
-    table: &str,
-    user: &str,
-    limited: &str,
-) -> Result<Result<(), Error>, Error> {
-    let options = support::connect_options()
-        .username(user)
-        .password("runtime-pw");
-    let store = MysqlCheckpointStore::connect_with(options)
-        .await?
-        .with_table(table)?;
-    let group = fresh_group("privileges");
-    let error = store.retire(&group, "s").await.unwrap_err();
-    assert!(!error.is_retryable(), "{error:?}");
-    let chain = error_chain(&error);
-    assert!(chain.contains("denied"), "{chain}");
-    every_runtime_call(&store, &group).await?;
-    let options = support::connect_options()
-        .username(limited)
-        .password("readonly-pw");
-    let limited_store = MysqlCheckpointStore::connect_with(options)
-        .await?
-        .with_table(table)?;
-    Ok(limited_store.save(&group, "s", 0, 9).await)
-}
-
-/// Every checkpoint and lease operation a subscription and a worker make, on `group`.
-async fn every_runtime_call(store: &MysqlCheckpointStore, group: &str) -> Result<(), Error> {
-    store.save(group, "s", 0, 1).await?;
-    store.save(group, "s", 0, 2).await?;
-    store
-        .save_all(
-            group,
-            &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
-        )
-        .await?;
-    assert_eq!(store.load(group, "s", 0).await?, Some(3));
-    assert_eq!(store.list(group).await?.len(), 2);
-    let fingerprint = Fingerprint::from_bytes([2; 32]);
-    assert_eq!(store.claim(group, "x", 0, fingerprint, 5).await?, 5);
-    store.advance(group, "x", 0, 5, 6).await?;
-    assert!(matches!(
-        store.advance(group, "x", 0, 5, 7).await,
-        Err(Error::Moved {
-            expected: 5,
-            current: Some(6)
-        })
-    ));
-    let lease = Duration::from_secs(5);
-    let acquired = store.acquire(group, "s", "w", &[0, 1], lease).await?;
-    assert_eq!(acquired.granted.len(), 2);
-    assert_eq!(store.renew(group, "s", "w", lease).await?.len(), 2);
-    store.request_handover(group, "s", "v", &[0]).await?;
-    assert_eq!(store.release(group, "s", "w", &[0]).await?.released, [0]);
-    assert_eq!(store.leases(group, "s").await?.leases.len(), 1);
-    assert_eq!(store.leave(group, "s", "w").await?, [1]);
-    Ok(())
+    security::the_runtime_privileges_are_all_a_subscription_needs(&support::Server).await;
 }
 
 /// The operator's privileges, as the crate doc states them, run every operation of
@@ -527,14 +435,22 @@ async fn the_operator_privileges_run_every_admin_operation() {
     security::the_operator_privileges_run_every_admin_operation(&support::Server).await;
 }
 
-/// Users of the test's own for the kit's least-privilege cases: `OPERATOR_GRANTS`.
+/// Users of the test's own for the kit's least-privilege cases: `OPERATOR_GRANTS`,
+/// `RUNTIME_GRANTS`.
 impl LeastPrivilege<MysqlEngine> for support::Server {
+    const RUNTIME_USER_MIGRATES: bool = false;
+
     fn unique_ident(&self, prefix: &str) -> String {
         support::unique_ident(prefix)
     }
 
-    async fn create_operator(&self, user: &str, password: &str, table: &str) {
-        support::admin_sql(&user_with(user, password, table, &OPERATOR_GRANTS)).await;
+    async fn create_user(&self, user: &str, password: &str, table: &str, grants: Grants) {
+        let grants: &[(&str, &str)] = match grants {
+            Grants::Operator => &OPERATOR_GRANTS,
+            Grants::Runtime => &RUNTIME_GRANTS,
+            Grants::WithoutUpdate => &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
+        };
+        support::admin_sql(&user_with(user, password, table, grants)).await;
     }
 
     async fn connect_as(
@@ -549,8 +465,19 @@ impl LeastPrivilege<MysqlEngine> for support::Server {
             .with_table(table)
     }
 
-    async fn drop_user_and_tables(&self, user: &str, table: &str) {
-        let mut cleanup = vec![format!("DROP USER '{user}'@'%'")];
+    fn retire_refusal(&self, _table: &str) -> String {
+        "command denied".to_owned()
+    }
+
+    fn save_refusal(&self, _table: &str) -> String {
+        "UPDATE command denied".to_owned()
+    }
+
+    async fn drop_users_and_tables(&self, users: &[&str], table: &str) {
+        let mut cleanup: Vec<String> = users
+            .iter()
+            .map(|user| format!("DROP USER '{user}'@'%'"))
+            .collect();
         for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
             cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
         }

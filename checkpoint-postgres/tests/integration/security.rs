@@ -16,12 +16,9 @@
 //! operator beside it).
 
 use checkpoint_conformance::harness::RuntimeWorker;
-use checkpoint_conformance::sql_family::security::{self, LeastPrivilege};
+use checkpoint_conformance::sql_family::security::{self, Grants, LeastPrivilege};
 use checkpoint_conformance::{error_chain, fresh_group};
-use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-    Operation,
-};
+use checkpoint_core::{CheckpointStore, Error, Operation};
 use checkpoint_postgres::{PostgresCheckpointStore, PostgresEngine};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, Connection};
@@ -142,7 +139,7 @@ pub async fn runtime_role_store() -> PostgresCheckpointStore {
 /// A worker under the run-time role beside an operator: the factory of
 /// `kit::runtime_role::leases`. Every lease operation runs under the run-time role; `retire`
 /// and `purge`, which the lease cases also call, are an operator's, as in a deployment (the
-/// run-time role may not run them: see `select_insert_update_are_the_only_privileges_needed`).
+/// run-time role may not run them: see `the_runtime_privileges_are_all_a_subscription_needs`).
 pub async fn runtime_role_worker() -> RuntimeWorker<PostgresCheckpointStore> {
     RuntimeWorker::new(runtime_role_store().await, support::store().await)
 }
@@ -370,91 +367,13 @@ async fn debug_output_hides_credentials() {
     assert!(shown.contains("app.checkpoints"), "{shown}");
 }
 
-/// A role with nothing but SELECT, INSERT and UPDATE on the table (and SELECT on its
-/// tombstone table) can do everything a subscription does,
-/// migrate() included once the table exists; without UPDATE, a save is refused by the server
-/// with an error that is not worth retrying.
+/// A role with only the run-time privileges (SELECT, INSERT and UPDATE on the table, SELECT
+/// on its tombstone table) does everything a subscription and a worker do, migrate() included
+/// once the table exists; retire is refused for good, and a role without UPDATE cannot save
+/// (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn select_insert_update_are_the_only_privileges_needed() {
-    let table = support::unique_ident("cp_privileges");
-    let role = support::unique_ident("cp_runtime_role");
-    let limited_role = support::unique_ident("cp_readonly_role");
-    let owner = support::store().await.with_table(&table).unwrap();
-    owner.migrate().await.unwrap();
-    support::admin_sql(format!(
-        "CREATE ROLE {role} LOGIN PASSWORD 'runtime-pw'; \
-         GRANT SELECT, INSERT, UPDATE ON \"{table}\", \"{table}_leases\", \"{table}_owners\" \
-             TO {role}; \
-         GRANT SELECT ON \"{table}_retired\" TO {role}; \
-         CREATE ROLE {limited_role} LOGIN PASSWORD 'readonly-pw'; \
-         GRANT SELECT, INSERT ON \"{table}\" TO {limited_role}; \
-         GRANT SELECT ON \"{table}_retired\" TO {limited_role};"
-    ))
-    .await;
-
-    let outcome = async {
-        let options = support::connect_options()
-            .username(&role)
-            .password("runtime-pw");
-        let store = PostgresCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        store.migrate().await?;
-        let group = fresh_group("privileges");
-        // What an operator does needs more: retire is refused, clearly and for good.
-        let error = store.retire(&group, "s").await.unwrap_err();
-        assert!(!error.is_retryable(), "{error:?}");
-        let chain = error_chain(&error);
-        assert!(chain.contains("permission denied"), "{chain}");
-        assert!(chain.contains(&format!("table {table}")), "{chain}");
-        store.save(&group, "s", 0, 1).await?;
-        store.save(&group, "s", 0, 2).await?;
-        store
-            .save_all(
-                &group,
-                &[Checkpoint::new("s", 0, 3), Checkpoint::new("t", 0, 1)],
-            )
-            .await?;
-        assert_eq!(store.load(&group, "s", 0).await?, Some(3));
-        assert_eq!(store.list(&group).await?.len(), 2);
-        let fingerprint = Fingerprint::from_bytes([2; 32]);
-        assert_eq!(store.claim(&group, "x", 0, fingerprint, 5).await?, 5);
-        store.advance(&group, "x", 0, 5, 6).await?;
-        assert!(matches!(
-            store.advance(&group, "x", 0, 5, 7).await,
-            Err(Error::Moved {
-                expected: 5,
-                current: Some(6)
-            })
-        ));
-
-        let options = support::connect_options()
-            .username(&limited_role)
-            .password("readonly-pw");
-        let limited = PostgresCheckpointStore::connect_with(options)
-            .await?
-            .with_table(&table)?;
-        let refused = limited.save(&group, "s", 0, 9).await;
-        Ok::<_, Error>(refused)
-    }
-    .await;
-
-    owner.pool().close().await;
-    support::admin_sql(format!(
-        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
-             \"{table}_parked\"; \
-         DROP ROLE {role}; DROP ROLE {limited_role};"
-    ))
-    .await;
-
-    match outcome {
-        Ok(Err(error @ Error::Backend { .. })) => {
-            assert!(!error.is_retryable(), "{error:?}");
-            let source = std::error::Error::source(&error).unwrap().to_string();
-            assert!(source.contains("permission denied"), "{source}");
-        }
-        other => panic!("expected the role without UPDATE to be refused, got {other:?}"),
-    }
+async fn the_runtime_privileges_are_all_a_subscription_needs() {
+    security::the_runtime_privileges_are_all_a_subscription_needs(&support::Server).await;
 }
 
 /// The operator's privileges, as the crate doc states them: SELECT, INSERT, UPDATE, DELETE
@@ -466,21 +385,44 @@ async fn the_operator_privileges_run_every_admin_operation() {
     security::the_operator_privileges_run_every_admin_operation(&support::Server).await;
 }
 
+/// The run-time privileges on each of the store's tables, as the crate doc states them.
+const RUNTIME_GRANTS: &[(&str, &str)] = &[
+    ("", "SELECT, INSERT, UPDATE"),
+    ("_retired", "SELECT"),
+    ("_leases", "SELECT, INSERT, UPDATE"),
+    ("_owners", "SELECT, INSERT, UPDATE"),
+    ("_parked", "SELECT, INSERT, UPDATE, DELETE"),
+];
+
+/// The operator's privileges (the operations API and what a worker needs).
+const OPERATOR_GRANTS: &[(&str, &str)] = &[
+    ("", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_retired", "SELECT, INSERT, DELETE"),
+    ("_leases", "SELECT, INSERT, UPDATE, DELETE"),
+    ("_owners", "SELECT, INSERT, UPDATE, DELETE"),
+];
+
 /// Roles of the test's own for the kit's least-privilege cases.
 impl LeastPrivilege<PostgresEngine> for support::Server {
+    const RUNTIME_USER_MIGRATES: bool = true;
+
     fn unique_ident(&self, prefix: &str) -> String {
         support::unique_ident(prefix)
     }
 
-    async fn create_operator(&self, role: &str, password: &str, table: &str) {
-        support::admin_sql(format!(
-            "CREATE ROLE {role} LOGIN PASSWORD '{password}'; \
-             GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}\" TO {role}; \
-             GRANT SELECT, INSERT, DELETE ON \"{table}_retired\" TO {role}; \
-             GRANT SELECT, INSERT, UPDATE, DELETE ON \"{table}_leases\", \"{table}_owners\" \
-                 TO {role};"
-        ))
-        .await;
+    async fn create_user(&self, role: &str, password: &str, table: &str, grants: Grants) {
+        let grants = match grants {
+            Grants::Operator => OPERATOR_GRANTS,
+            Grants::Runtime => RUNTIME_GRANTS,
+            Grants::WithoutUpdate => &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
+        };
+        let mut sql = format!("CREATE ROLE {role} LOGIN PASSWORD '{password}';");
+        for (suffix, privileges) in grants {
+            sql.push_str(&format!(
+                " GRANT {privileges} ON \"{table}{suffix}\" TO {role};"
+            ));
+        }
+        support::admin_sql(sql).await;
     }
 
     async fn connect_as(
@@ -495,11 +437,20 @@ impl LeastPrivilege<PostgresEngine> for support::Server {
             .with_table(table)
     }
 
-    async fn drop_user_and_tables(&self, role: &str, table: &str) {
+    fn retire_refusal(&self, table: &str) -> String {
+        format!("permission denied for table {table}")
+    }
+
+    fn save_refusal(&self, table: &str) -> String {
+        format!("permission denied for table {table}")
+    }
+
+    async fn drop_users_and_tables(&self, roles: &[&str], table: &str) {
         support::admin_sql(format!(
             "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
                  \"{table}_parked\"; \
-             DROP ROLE {role};"
+             DROP ROLE {};",
+            roles.join(", ")
         ))
         .await;
     }
