@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-    LeaseStore,
+    LeaseStore, Operation,
 };
 use checkpoint_sql::{Engine, SqlStore};
 
@@ -61,6 +61,15 @@ pub trait LeastPrivilege<E: Engine>: SqlServer<E> {
     /// A part of the server's message when it refuses [`Grants::WithoutUpdate`]'s save on
     /// `table`, found in the error's source (MySQL: `UPDATE command denied`).
     fn save_refusal(&self, table: &str) -> String;
+
+    /// A URL of the server under test with a password in it, whose user may save on the
+    /// default table, and that password.
+    fn url_with_password(&self) -> impl Future<Output = (String, String)> + Send;
+
+    /// A part of the server's message refusing [`url_with_password`](Self::url_with_password)
+    /// with another password; `None` where the server does not check passwords (PostgreSQL's
+    /// test server trusts local connections).
+    fn wrong_password_refusal(&self) -> Option<&'static str>;
 
     /// Drops `users` and every table of `table` (the store's and its companions).
     fn drop_users_and_tables(&self, users: &[&str], table: &str)
@@ -212,4 +221,76 @@ async fn every_runtime_call<E: Engine>(store: &SqlStore<E>, group: &str) -> Resu
     assert_eq!(store.leases(group, "s").await?.leases.len(), 1);
     assert_eq!(store.leave(group, "s", "w").await?, [1]);
     Ok(())
+}
+
+/// Panics when `shown` (a way a store or its error can be printed) shows `secret`.
+#[allow(clippy::panic)]
+fn assert_hidden(what: &str, shown: &str, secret: &str) {
+    assert!(
+        !shown.contains(secret),
+        "{what} shows the password: {shown}"
+    );
+}
+
+/// A store connected with a password in its URL: its Debug output, its pool's and its errors
+/// (from the server, a missing table; a wrong password, refused for good where the server
+/// checks it; a malformed URL, a connect error) never show it.
+///
+/// # Panics
+///
+/// When a call fails or shows the password, like a failed test.
+#[allow(clippy::unwrap_used, clippy::panic)]
+pub async fn a_connected_store_never_shows_its_password<E: Engine>(
+    server: &impl LeastPrivilege<E>,
+) {
+    let (url, secret) = server.url_with_password().await;
+    let store = SqlStore::<E>::connect(&url)
+        .await
+        .unwrap_or_else(|error| panic!("{}", error_chain(&error)));
+    let group = fresh_group("debug");
+    store.save(&group, "s", 0, 1).await.unwrap();
+    let shown = format!("{store:?} {store:#?}");
+    assert_hidden("the store's Debug", &shown, &secret);
+    let pool = store.pool();
+    assert_hidden("the pool's Debug", &format!("{pool:?} {pool:#?}"), &secret);
+    // An error from the server (a missing table) and its whole chain.
+    let missing = store.clone().with_table(&server.unique_ident("missing"));
+    let error = missing.unwrap().load(&group, "s", 0).await.unwrap_err();
+    let shown = format!("{error} {error:?} {}", error_chain(&error));
+    assert_hidden("a backend error", &shown, &secret);
+    store.pool().close().await;
+    if let Some(refusal) = server.wrong_password_refusal() {
+        let wrong = url.replace(&secret, "wrong-Pw-77");
+        let error = SqlStore::<E>::connect(&wrong).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::Backend {
+                    operation: Operation::Connect,
+                    retryable: false,
+                    ..
+                }
+            ),
+            "a wrong password: {error:?}"
+        );
+        let chain = format!("{} {error:?}", error_chain(&error));
+        assert!(chain.contains(refusal), "{chain}");
+        assert_hidden("a wrong password's error", &chain, "wrong-Pw-77");
+    }
+    // A malformed URL with a password: the error must not echo the URL.
+    let scheme = url.split("://").next().unwrap();
+    let malformed = format!("{scheme}://app:{secret}@127.0.0.1:notaport/db");
+    let error = SqlStore::<E>::connect(&malformed).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Backend {
+                operation: Operation::Connect,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let shown = format!("{error} {error:?} {}", error_chain(&error));
+    assert_hidden("a URL error", &shown, &secret);
 }
