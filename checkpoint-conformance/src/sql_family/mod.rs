@@ -22,7 +22,7 @@
 //!
 //! | module | cases |
 //! | --- | --- |
-//! | [`admin`] | the `*_in` family on a retired subscription |
+//! | [`admin`] | the `*_in` family on a retired subscription; start_at racing saves |
 //! | [`batches`] | eight overlapping `save_all` batches at once |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
 //! | [`security`] | least privilege: the operator's grants run the operations API, the run-time user's run a subscription and a worker and nothing of it ([`security::LeastPrivilege`]) |

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::sql_family::admin as family;
 use checkpoint_core::parked::{ParkedEntry, ParkedStore};
 use checkpoint_core::{
     Argument, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
@@ -232,44 +233,11 @@ async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing()
 }
 
 /// start_at racing saves under the same name: it creates every partition or none, and never
-/// moves a checkpoint that a save created (the save's row makes it refuse whole).
+/// moves a checkpoint that a save created (the save's row makes it refuse whole; the kit's
+/// SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn start_at_racing_saves_is_all_or_nothing_and_moves_nothing() {
-    let store = support::store().await;
-    let mut refused = 0;
-    let started = Instant::now();
-    for round in 0..40u64 {
-        let group = fresh_group("start-race");
-        let positions: Vec<(u32, u64)> = (0..16).map(|p| (p, 1_000)).collect();
-        let saver = {
-            let (store, group) = (store.clone(), group.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_micros(200 * (round % 10))).await;
-                store.save(&group, "s", 9, 5).await.unwrap();
-            })
-        };
-        let outcome = store.start_at(&group, "s", &positions).await;
-        saver.await.unwrap();
-        let mut listed = store.list(&group).await.unwrap();
-        listed.sort();
-        match outcome {
-            Ok(()) => {
-                // The save came after: it is behind, so partition 9 stays where start_at put it.
-                let expected: Vec<Checkpoint> =
-                    (0..16).map(|p| Checkpoint::new("s", p, 1_000)).collect();
-                assert_eq!(listed, expected, "round {round}");
-            }
-            Err(Error::Exists { .. }) => {
-                refused += 1;
-                assert_eq!(listed, [Checkpoint::new("s", 9, 5)], "round {round}");
-            }
-            Err(other) => panic!("round {round}: {other:?}"),
-        }
-    }
-    eprintln!(
-        "start_at racing a save: {refused} of 40 refused as Exists, in {:?}",
-        started.elapsed()
-    );
+    family::start_at_racing_saves_is_all_or_nothing_and_moves_nothing(&support::Server).await;
 }
 
 /// Concurrent start_ats of one new name over disjoint partitions: each reads that the name is
@@ -390,8 +358,7 @@ async fn groups_returns_every_group_sorted_by_bytes() {
 /// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_family_obeys_the_tombstone() {
-    checkpoint_conformance::sql_family::admin::the_in_family_obeys_the_tombstone(&support::Server)
-        .await;
+    family::the_in_family_obeys_the_tombstone(&support::Server).await;
 }
 
 /// start_at is all-or-nothing: a subscription that exists or is retired gets nothing of it.

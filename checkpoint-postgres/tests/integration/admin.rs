@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::fresh_group;
+use checkpoint_conformance::sql_family::admin as family;
 use checkpoint_core::{
     Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
 };
@@ -213,40 +214,11 @@ async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing()
 }
 
 /// start_at racing saves under the same name: it creates every partition or none, and never
-/// moves a checkpoint that a save created (a plain INSERT: the save's row makes it fail whole).
+/// moves a checkpoint that a save created (a plain INSERT: the save's row makes it fail whole;
+/// the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn start_at_racing_saves_is_all_or_nothing_and_moves_nothing() {
-    let store = support::store().await;
-    let mut refused = 0;
-    for round in 0..40u64 {
-        let group = fresh_group("start-race");
-        let positions: Vec<(u32, u64)> = (0..16).map(|p| (p, 1_000)).collect();
-        let saver = {
-            let (store, group) = (store.clone(), group.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_micros(200 * (round % 10))).await;
-                store.save(&group, "s", 9, 5).await.unwrap();
-            })
-        };
-        let started = store.start_at(&group, "s", &positions).await;
-        saver.await.unwrap();
-        let mut listed = store.list(&group).await.unwrap();
-        listed.sort();
-        match started {
-            Ok(()) => {
-                // The save came after: it is behind, so partition 9 stays where start_at put it.
-                let expected: Vec<Checkpoint> =
-                    (0..16).map(|p| Checkpoint::new("s", p, 1_000)).collect();
-                assert_eq!(listed, expected, "round {round}");
-            }
-            Err(Error::Exists { .. }) => {
-                refused += 1;
-                assert_eq!(listed, [Checkpoint::new("s", 9, 5)], "round {round}");
-            }
-            Err(other) => panic!("round {round}: {other:?}"),
-        }
-    }
-    eprintln!("start_at racing a save: {refused} of 40 refused as Exists");
+    family::start_at_racing_saves_is_all_or_nothing_and_moves_nothing(&support::Server).await;
 }
 
 /// Every group, however many, sorted by bytes (not by any locale): 2,500 groups, some of
@@ -313,8 +285,7 @@ async fn migrate_adds_the_tombstone_table_to_an_existing_deployment() {
 /// family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_family_obeys_the_tombstone() {
-    checkpoint_conformance::sql_family::admin::the_in_family_obeys_the_tombstone(&support::Server)
-        .await;
+    family::the_in_family_obeys_the_tombstone(&support::Server).await;
 }
 
 /// retire waits for a caller's open transaction that has written to the table (its saves
