@@ -25,6 +25,7 @@
 //! | [`admin`] | the `*_in` family on a retired subscription; start_at racing saves |
 //! | [`batches`] | eight overlapping `save_all` batches at once |
 //! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
+//! | [`retire_race`] | a retire racing zombies leaves nothing of the retired subscription ([`retire_race::OwnTables`]) |
 //! | [`security`] | least privilege: the operator's grants run the operations API, the run-time user's run a subscription and a worker and nothing of it ([`security::LeastPrivilege`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock; racing transactions with a read model ([`transactions::ReadModels`]) |
 //!
@@ -38,6 +39,7 @@ use checkpoint_sql::{Engine, SqlStore};
 pub mod admin;
 pub mod batches;
 pub mod faults;
+pub mod retire_race;
 pub mod security;
 pub mod transactions;
 

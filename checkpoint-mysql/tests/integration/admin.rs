@@ -7,18 +7,17 @@
 //! `security`.)
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::fresh_group;
 use checkpoint_conformance::sql_family::admin as family;
+use checkpoint_conformance::sql_family::retire_race::{self, OwnTables, RetireRace};
 use checkpoint_core::parked::{ParkedEntry, ParkedStore};
 use checkpoint_core::{
     Argument, Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore,
     Fingerprint, InvalidReason, LeaseStore,
 };
-use checkpoint_mysql::MysqlCheckpointStore;
+use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
 
 use crate::support;
 
@@ -64,172 +63,45 @@ async fn innodb_deadlocks() -> u64 {
     value.parse().unwrap()
 }
 
-/// What the zombies of one round did.
-#[derive(Default)]
-struct Zombies {
-    /// Calls that started after retire had returned (all must have been ignored).
-    after_retire: AtomicU64,
-    /// Zombie transactions (two `save_in`s) that InnoDB rolled back as a deadlock's victim:
-    /// the `*_in` methods return that to the caller, whose transaction is gone.
-    deadlocked: AtomicU64,
-}
-
-/// One zombie, on a pool of its own: saves, batches, claims and saves in its own transaction,
-/// to partitions that exist (0..EXISTING) and to new ones, until `stop`. Every save must
-/// succeed (a transaction may be a deadlock's victim, which the caller sees); a claim that
-/// starts after the retire returned must fail with `Retired`.
-async fn zombie(
-    store: MysqlCheckpointStore,
-    group: String,
-    worker: u32,
-    new_partition: Arc<AtomicU32>,
-    retired: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-    zombies: Arc<Zombies>,
-) {
-    const EXISTING: u32 = 8;
-    let mut position = 10;
-    let mut step = 0u32;
-    while !stop.load(Ordering::Relaxed) {
-        position += 1;
-        step += 1;
-        let after = retired.load(Ordering::SeqCst);
-        let existing = (worker + step) % EXISTING;
-        let fresh = new_partition.fetch_add(1, Ordering::Relaxed);
-        match step % 5 {
-            0 => store
-                .save(&group, "zombie", existing, position)
-                .await
-                .unwrap(),
-            1 => store.save(&group, "zombie", fresh, position).await.unwrap(),
-            2 => store
-                .save_all(
-                    &group,
-                    &[
-                        Checkpoint::new("zombie", existing, position),
-                        Checkpoint::new("zombie", fresh, position),
-                        Checkpoint::new("other", worker, position),
-                    ],
-                )
-                .await
-                .unwrap(),
-            3 => match store
-                .claim(&group, "zombie", fresh, FINGERPRINT, position)
-                .await
-            {
-                Ok(_) => assert!(!after, "a claim after the retire succeeded"),
-                Err(Error::Retired { .. }) => {}
-                Err(other) => panic!("claim: {other:?}"),
-            },
-            _ => {
-                let mut transaction = store.pool().begin().await.unwrap();
-                let saved = async {
-                    store
-                        .save_in(&mut transaction, &group, "zombie", fresh, position)
-                        .await?;
-                    store
-                        .save_in(&mut transaction, &group, "zombie", existing, position)
-                        .await
-                }
-                .await;
-                match saved {
-                    Ok(()) => transaction.commit().await.unwrap(),
-                    Err(error) if error.is_retryable() => {
-                        zombies.deadlocked.fetch_add(1, Ordering::Relaxed);
-                        transaction.rollback().await.unwrap();
-                    }
-                    Err(error) => panic!("save_in: {error:?}"),
-                }
-            }
-        }
-        if after {
-            zombies.after_retire.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    store.pool().close().await;
-}
-
-/// Zombies on pools of their own (as other processes would be) save, batch, claim and save in
-/// their own transactions, on existing and new partitions, while the subscription is retired;
-/// from the moment `retire` returns nothing of it is ever visible (listed, loaded, or counted
-/// in the table by the administrator), and the other subscription in the same batches keeps
-/// being saved.
+/// Eight zombies on pools of their own (as other processes would be) save, batch, claim and
+/// save in their own transactions (which may be a deadlock's victim), on existing and new
+/// partitions, while the subscription is retired, 15 rounds; from the moment `retire` returns
+/// nothing of it is ever visible (the kit's SQL family).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing() {
-    const ROUNDS: usize = 15;
-    const WORKERS: u32 = 8;
-    let store = store_on_own_table("cp_rr").await;
-    let mut retire_times = Vec::new();
-    let mut ignored_after = 0;
-    let mut deadlocked = 0;
-    let deadlocks_before = innodb_deadlocks().await;
-    for round in 0..ROUNDS {
-        let group = fresh_group("retire-race");
-        let seed: Vec<Checkpoint> = (0..8).map(|p| Checkpoint::new("zombie", p, 10)).collect();
-        store.save_all(&group, &seed).await.unwrap();
-        let new_partition = Arc::new(AtomicU32::new(1_000));
-        let retired = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let zombies = Arc::new(Zombies::default());
-        let mut workers = Vec::new();
-        for worker in 0..WORKERS {
-            workers.push(tokio::spawn(zombie(
-                store_on(&store.table()).await,
-                group.clone(),
-                worker,
-                Arc::clone(&new_partition),
-                Arc::clone(&retired),
-                Arc::clone(&stop),
-                Arc::clone(&zombies),
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(10 + (round as u64 % 7) * 5)).await;
-        let started = Instant::now();
-        store.retire(&group, "zombie").await.unwrap();
-        retire_times.push(started.elapsed());
-        retired.store(true, Ordering::SeqCst);
+    let race = RetireRace {
+        rounds: 15,
+        workers: 8,
+        own_pools: true,
+        settle_ms: (10, 5),
+        after_retire: Duration::from_millis(50),
+        deadlock_victims: true,
+    };
+    retire_race::a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing(
+        &support::Server,
+        race,
+    )
+    .await;
+}
 
-        let gone = |listed: &[Checkpoint]| listed.iter().all(|c| c.subscription != "zombie");
-        let listed = store.list(&group).await.unwrap();
-        assert!(gone(&listed), "round {round}: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await; // the zombies go on
-        stop.store(true, Ordering::Relaxed);
-        for worker in workers {
-            worker.await.unwrap();
-        }
-        let listed = store.list(&group).await.unwrap();
-        assert!(gone(&listed), "round {round}: {listed:?}");
-        for partition in [0, 7, 1_000, new_partition.load(Ordering::Relaxed) - 1] {
-            assert_eq!(
-                store.load(&group, "zombie", partition).await.unwrap(),
-                None,
-                "round {round}, partition {partition}"
-            );
-        }
-        // The other subscription of the same batches was saved all along, and the table holds
-        // nothing beyond what the store lists.
-        assert!(listed.iter().any(|c| c.subscription == "other"));
-        assert_eq!(
-            support::rows_of(&store, &group).await,
-            i64::try_from(listed.len()).unwrap()
-        );
-        assert_eq!(store.retired(&group).await.unwrap(), ["zombie"]);
-        let after = zombies.after_retire.load(Ordering::Relaxed);
-        assert!(after > 0, "round {round}: no zombie call after the retire");
-        ignored_after += after;
-        deadlocked += zombies.deadlocked.load(Ordering::Relaxed);
+/// Tables of the test's own for the kit's retire race: the zombies have pools of their own,
+/// so the test's store keeps the default pool.
+impl OwnTables<MysqlEngine> for support::Server {
+    async fn store_on_own_table(&self, prefix: &str, _connections: u32) -> MysqlCheckpointStore {
+        store_on_own_table(prefix).await
     }
-    let deadlocks = innodb_deadlocks().await - deadlocks_before;
-    retire_times.sort();
-    eprintln!(
-        "retire under {WORKERS} zombie pools, {ROUNDS} rounds: median {:?}, max {:?}; \
-         {ignored_after} zombie calls after a retire, all ignored; {deadlocked} zombie \
-         transactions were deadlock victims; InnoDB counted {deadlocks} deadlocks meanwhile \
-         (server-wide)",
-        retire_times[retire_times.len() / 2],
-        retire_times[retire_times.len() - 1],
-    );
-    drop_tables(store).await;
+
+    async fn store_on(&self, table: &str) -> MysqlCheckpointStore {
+        store_on(table).await
+    }
+
+    async fn deadlocks(&self) -> Option<u64> {
+        Some(innodb_deadlocks().await)
+    }
+
+    async fn drop_tables(&self, store: MysqlCheckpointStore) {
+        drop_tables(store).await;
+    }
 }
 
 /// start_at racing saves under the same name: it creates every partition or none, and never

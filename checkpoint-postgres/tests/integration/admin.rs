@@ -5,21 +5,17 @@
 //! conformance kit in `kit::admin`; the privileges are in `security`.)
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::fresh_group;
 use checkpoint_conformance::sql_family::admin as family;
-use checkpoint_core::{
-    Checkpoint, CheckpointAdmin, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint,
-};
-use checkpoint_postgres::PostgresCheckpointStore;
-use sqlx::Connection;
+use checkpoint_conformance::sql_family::retire_race::{self, OwnTables, RetireRace};
+use checkpoint_core::{Checkpoint, CheckpointAdmin, CheckpointStore};
+use checkpoint_postgres::{PostgresCheckpointStore, PostgresEngine};
 use sqlx::postgres::PgPoolOptions;
 
 use crate::support;
-
-const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([0x3c; 32]);
 
 /// A migrated store on a table of its own (dropped by [`drop_table`]), on a pool of
 /// `connections`.
@@ -39,178 +35,57 @@ async fn store_on_own_table(prefix: &str, connections: u32) -> PostgresCheckpoin
 async fn drop_table(store: PostgresCheckpointStore) {
     store.pool().close().await;
     support::admin_sql(format!(
-        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\";",
+        "DROP TABLE \"{table}\", \"{table}_retired\", \"{table}_leases\", \"{table}_owners\", \
+             \"{table}_parked\";",
         table = store.table()
     ))
     .await;
 }
 
-/// What the zombies of one round did.
-#[derive(Default)]
-struct Zombies {
-    /// Calls that started after retire had returned (all must have been ignored).
-    after_retire: AtomicU64,
-    /// The longest a save took while the retire ran, in microseconds.
-    slowest_save_us: AtomicU64,
-}
-
-/// One zombie: saves, batches, claims and saves in its own transaction, to partitions that
-/// exist (0..EXISTING) and to new ones, until `stop`. Every save must succeed; a claim that
-/// starts after the retire returned must fail with `Retired`.
-async fn zombie(
-    store: PostgresCheckpointStore,
-    group: String,
-    worker: u32,
-    new_partition: Arc<AtomicU32>,
-    retired: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-    zombies: Arc<Zombies>,
-) {
-    const EXISTING: u32 = 8;
-    let mut position = 10;
-    let mut step = 0u32;
-    while !stop.load(Ordering::Relaxed) {
-        position += 1;
-        step += 1;
-        let after = retired.load(Ordering::SeqCst);
-        let started = Instant::now();
-        let existing = (worker + step) % EXISTING;
-        let fresh = new_partition.fetch_add(1, Ordering::Relaxed);
-        match step % 5 {
-            0 | 1 => {
-                let partition = if step.is_multiple_of(5) {
-                    existing
-                } else {
-                    fresh
-                };
-                store
-                    .save(&group, "zombie", partition, position)
-                    .await
-                    .unwrap();
-            }
-            2 => store
-                .save_all(
-                    &group,
-                    &[
-                        Checkpoint::new("zombie", existing, position),
-                        Checkpoint::new("zombie", fresh, position),
-                        Checkpoint::new("other", worker, position),
-                    ],
-                )
-                .await
-                .unwrap(),
-            3 => match store
-                .claim(&group, "zombie", fresh, FINGERPRINT, position)
-                .await
-            {
-                Ok(_) => assert!(!after, "a claim after the retire succeeded"),
-                Err(Error::Retired { .. }) => {}
-                Err(other) => panic!("claim: {other:?}"),
-            },
-            _ => {
-                let mut connection = store.pool().acquire().await.unwrap();
-                let mut transaction = connection.begin().await.unwrap();
-                store
-                    .save_in(&mut transaction, &group, "zombie", fresh, position)
-                    .await
-                    .unwrap();
-                store
-                    .save_in(&mut transaction, &group, "zombie", existing, position)
-                    .await
-                    .unwrap();
-                transaction.commit().await.unwrap();
-            }
-        }
-        let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        zombies.slowest_save_us.fetch_max(took, Ordering::Relaxed);
-        if after {
-            zombies.after_retire.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 /// The window a READ COMMITTED save would have without retire's table lock: its snapshot
-/// taken before the retire commits, its insert after. Zombies hammer new and existing
-/// partitions of one subscription while it is retired, round after round; from the moment
-/// `retire` returns, nothing of it may ever be visible, and the other subscription's saves in
-/// the same batches keep landing. (Run with the lock removed from `retire`, this test finds
-/// rows of the retired subscription within the first rounds.)
+/// taken before the retire commits, its insert after. Twelve zombies on the test's pool hammer
+/// new and existing partitions of one subscription while it is retired, 25 rounds; from the
+/// moment `retire` returns nothing of it may ever be visible (the kit's SQL family). (Run with
+/// the lock removed from `retire`, this test finds rows of the retired subscription within the
+/// first rounds.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing() {
-    const ROUNDS: usize = 25;
-    const WORKERS: u32 = 12;
-    let store = store_on_own_table("cp_retire_race", WORKERS + 4).await;
-    let mut retire_times = Vec::new();
-    let mut slowest_save = Duration::ZERO;
-    let mut ignored_after = 0;
-    for round in 0..ROUNDS {
-        let group = fresh_group("retire-race");
-        let seed: Vec<Checkpoint> = (0..8).map(|p| Checkpoint::new("zombie", p, 10)).collect();
-        store.save_all(&group, &seed).await.unwrap();
-        let new_partition = Arc::new(AtomicU32::new(1_000));
-        let retired = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let zombies = Arc::new(Zombies::default());
-        let workers: Vec<_> = (0..WORKERS)
-            .map(|worker| {
-                tokio::spawn(zombie(
-                    store.clone(),
-                    group.clone(),
-                    worker,
-                    Arc::clone(&new_partition),
-                    Arc::clone(&retired),
-                    Arc::clone(&stop),
-                    Arc::clone(&zombies),
-                ))
-            })
-            .collect();
-        tokio::time::sleep(Duration::from_millis(5 + (round as u64 % 7) * 3)).await;
-        zombies.slowest_save_us.store(0, Ordering::Relaxed);
-        let started = Instant::now();
-        store.retire(&group, "zombie").await.unwrap();
-        retire_times.push(started.elapsed());
-        retired.store(true, Ordering::SeqCst);
-        slowest_save = slowest_save.max(Duration::from_micros(
-            zombies.slowest_save_us.load(Ordering::Relaxed),
-        ));
+    let race = RetireRace {
+        rounds: 25,
+        workers: 12,
+        own_pools: false,
+        settle_ms: (5, 3),
+        after_retire: Duration::from_millis(30),
+        deadlock_victims: false,
+    };
+    retire_race::a_retire_racing_zombies_on_new_and_existing_partitions_leaves_nothing(
+        &support::Server,
+        race,
+    )
+    .await;
+}
 
-        let gone = |listed: Vec<Checkpoint>| listed.iter().all(|c| c.subscription != "zombie");
-        assert!(gone(store.list(&group).await.unwrap()), "round {round}");
-        tokio::time::sleep(Duration::from_millis(30)).await; // the zombies go on
-        assert!(gone(store.list(&group).await.unwrap()), "round {round}");
-        stop.store(true, Ordering::Relaxed);
-        for worker in workers {
-            worker.await.unwrap();
-        }
-        let listed = store.list(&group).await.unwrap();
-        assert!(gone(listed.clone()), "round {round}: {listed:?}");
-        for partition in [0, 7, 1_000, new_partition.load(Ordering::Relaxed) - 1] {
-            assert_eq!(
-                store.load(&group, "zombie", partition).await.unwrap(),
-                None,
-                "round {round}, partition {partition}"
-            );
-        }
-        // The other subscription of the same batches was saved all along.
-        assert!(listed.iter().any(|c| c.subscription == "other"));
-        assert_eq!(
-            support::rows_of(&store, &group).await,
-            i64::try_from(listed.len()).unwrap()
-        );
-        assert_eq!(store.retired(&group).await.unwrap(), ["zombie"]);
-        let after = zombies.after_retire.load(Ordering::Relaxed);
-        assert!(after > 0, "round {round}: no zombie call after the retire");
-        ignored_after += after;
+/// Tables of the test's own for the kit's retire race.
+impl OwnTables<PostgresEngine> for support::Server {
+    async fn store_on_own_table(&self, prefix: &str, connections: u32) -> PostgresCheckpointStore {
+        store_on_own_table(prefix, connections).await
     }
-    retire_times.sort();
-    eprintln!(
-        "retire under {WORKERS} zombies, {ROUNDS} rounds: median {:?}, max {:?}; slowest zombie \
-         call while a retire ran {slowest_save:?}; {ignored_after} zombie calls after a retire, \
-         all ignored",
-        retire_times[retire_times.len() / 2],
-        retire_times[retire_times.len() - 1],
-    );
-    drop_table(store).await;
+
+    async fn store_on(&self, table: &str) -> PostgresCheckpointStore {
+        PostgresCheckpointStore::connect_with(support::connect_options())
+            .await
+            .unwrap()
+            .with_table(table)
+            .unwrap()
+    }
+
+    async fn deadlocks(&self) -> Option<u64> {
+        None
+    }
+
+    async fn drop_tables(&self, store: PostgresCheckpointStore) {
+        drop_table(store).await;
+    }
 }
 
 /// start_at racing saves under the same name: it creates every partition or none, and never
