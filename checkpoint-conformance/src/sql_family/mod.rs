@@ -24,7 +24,7 @@
 //! | --- | --- |
 //! | [`admin`] | the `*_in` family on a retired subscription; start_at racing saves |
 //! | [`batches`] | eight overlapping `save_all` batches at once |
-//! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]) |
+//! | [`faults`] | acknowledged saves survive a crash of a server of the test's own ([`faults::CrashingServer`]); advances under killed sessions ([`faults::KilledSessions`]) |
 //! | [`retire_race`] | a retire racing zombies leaves nothing of the retired subscription ([`retire_race::OwnTables`]) |
 //! | [`security`] | least privilege: the operator's grants run the operations API, the run-time user's run a subscription and a worker and nothing of it ([`security::LeastPrivilege`]) |
 //! | [`transactions`] | an advance waiting on another transaction's row lock; racing transactions with a read model ([`transactions::ReadModels`]) |

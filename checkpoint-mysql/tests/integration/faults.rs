@@ -21,17 +21,17 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
+use checkpoint_conformance::sql_family::faults::{self, KilledSessions};
 use checkpoint_conformance::{ErrorTally, audited, error_chain, fresh_group};
 use checkpoint_core::{
     Acquired, CheckpointStore, Error, ExclusiveCheckpointStore, Fingerprint, LeaseStore, Operation,
 };
-use checkpoint_mysql::MysqlCheckpointStore;
+use checkpoint_mysql::{MysqlCheckpointStore, MysqlEngine};
 use sqlx::mysql::MySqlPoolOptions;
 use sqlx::{Executor, MySqlConnection};
 
@@ -464,109 +464,48 @@ async fn killed_connections_in_the_middle_of_histories() {
     assert_eq!(server.crashes(), Vec::<String>::new(), "the server crashed");
 }
 
-/// One owner claims a checkpoint and advances it step by step while the store's sessions are
-/// killed every 50 ms. `advance` is not run again by the store, so some advances fail; after
-/// each failure the owner reads the position back, which must be where it was or one step on
-/// (a kill between the commit and its answer), never anywhere else, and goes on from there.
+/// On a server of the test's own: one owner advances a checkpoint step by step while the
+/// store's sessions are killed every 50 ms; after each failed advance the position is where it
+/// was or one step on, and the server never crashes (the kit's SQL family; a session the
+/// killer's last round ended may still sit idle in the pool, so the last load takes up to 20
+/// attempts: MySQL's requests are not run again on a lost connection).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advances_under_killed_connections() {
-    const STEPS: u64 = 150;
-    let server = OwnMariadb::start().await;
-    let (database, options) = ("test".to_owned(), server.options());
-    let store = MysqlCheckpointStore::connect_with(options).await.unwrap();
-    store.migrate().await.unwrap();
-    let group = fresh_group("kill-advance");
-    let fingerprint = Fingerprint::from_bytes([5; 32]);
-    let mut position = store
-        .claim(&group, "owner", 0, fingerprint, 0)
-        .await
-        .unwrap();
+    let server = Killed {
+        server: OwnMariadb::start().await,
+        database: "test",
+    };
+    faults::advances_under_killed_sessions(&server, 20).await;
+}
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let killer = spawn_killer(&server, &database, &stop).await;
-    let (mut failed, mut committed_anyway) = (0u32, 0u32);
-    let mut kinds = BTreeSet::new();
-    let started = Instant::now();
-    while position < STEPS {
-        match store
-            .advance(&group, "owner", 0, position, position + 1)
+/// The store's sessions on a server of the test's own, ended by `KILL CONNECTION`.
+struct Killed {
+    server: OwnMariadb,
+    database: &'static str,
+}
+
+impl KilledSessions<MysqlEngine> for Killed {
+    type Killer = MySqlConnection;
+
+    async fn store(&self) -> MysqlCheckpointStore {
+        let store = MysqlCheckpointStore::connect_with(self.server.options())
             .await
-        {
-            Ok(()) => position += 1,
-            Err(error) => {
-                assert_a_retryable_advance_failure(&error, position, &mut kinds);
-                failed += 1;
-                let crashes = server.crashes();
-                assert!(crashes.is_empty(), "the server crashed: {crashes:?}");
-                let (loaded, _) = until_ok("load", 20, || store.load(&group, "owner", 0)).await;
-                let loaded = loaded.unwrap();
-                assert!(
-                    loaded == position || loaded == position + 1,
-                    "after a failed advance from {position}, the checkpoint is at {loaded}"
-                );
-                if loaded == position + 1 {
-                    committed_anyway += 1;
-                }
-                position = loaded;
-            }
-        }
+            .unwrap();
+        store.migrate().await.unwrap();
+        store
     }
-    stop.store(true, Ordering::SeqCst);
-    let killed = killer.await.unwrap();
-    eprintln!(
-        "{STEPS} advances under KILL every 50 ms: {killed} sessions killed, {failed} advances \
-         failed ({committed_anyway} of them had committed; errors {kinds:?}), {:?}",
-        started.elapsed()
-    );
-    assert!(killed > 0, "no session was killed");
-    assert!(failed > 0, "no advance met a killed session");
-    // A session the killer's last round ended may still sit idle in the pool: the load that
-    // meets it fails retryably (MySQL's requests are not run again on a lost connection).
-    let (loaded, _) = until_ok("load", 20, || store.load(&group, "owner", 0)).await;
-    assert_eq!(loaded, Some(STEPS));
-    assert_eq!(server.crashes(), Vec::<String>::new(), "the server crashed");
-}
 
-/// Kills every session of the store in `database` every 50 ms until `stop`; answers the number
-/// of sessions killed.
-async fn spawn_killer(
-    server: &OwnMariadb,
-    database: &str,
-    stop: &Arc<AtomicBool>,
-) -> tokio::task::JoinHandle<usize> {
-    let (stop, database) = (Arc::clone(stop), database.to_owned());
-    let mut admin = server.admin().await;
-    tokio::spawn(async move {
-        let mut killed = 0;
-        while !stop.load(Ordering::SeqCst) {
-            killed += kill(&mut admin, &database).await.len();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        killed
-    })
-}
+    async fn killer(&self) -> MySqlConnection {
+        self.server.admin().await
+    }
 
-/// An advance from `position` that failed on a killed session failed retryably; its error's
-/// last cause goes into `kinds`.
-fn assert_a_retryable_advance_failure(error: &Error, position: u64, kinds: &mut BTreeSet<String>) {
-    assert!(
-        matches!(
-            error,
-            Error::Backend {
-                operation: Operation::Advance,
-                retryable: true,
-                ..
-            }
-        ),
-        "at {position}: {error:?}"
-    );
-    kinds.insert(
-        error_chain(error)
-            .split(": ")
-            .last()
-            .unwrap_or_default()
-            .to_owned(),
-    );
+    async fn kill_sessions(&self, admin: &mut MySqlConnection) -> usize {
+        kill(admin, self.database).await.len()
+    }
+
+    fn crashes(&self) -> Vec<String> {
+        self.server.crashes()
+    }
 }
 
 /// Takes row locks on `(group, subscription, 0)` of every subscription in `subscriptions` of

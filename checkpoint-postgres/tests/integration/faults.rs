@@ -16,19 +16,19 @@
 //! (run with `--nocapture`), not asserted as speeds.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use checkpoint_conformance::harness::{BlackHoleBounds, BlackHoleProxy, black_hole_and_back};
 use checkpoint_conformance::history::{HistoryConfig, run_histories_with_faults};
 use checkpoint_conformance::recovery::{Recovery, save_until_recovered};
+use checkpoint_conformance::sql_family::faults::{self, KilledSessions};
 use checkpoint_conformance::{AuditedStore, ErrorTally, audited};
 use checkpoint_conformance::{error_chain, fresh_group};
 use checkpoint_core::{
     CheckpointStore, Error, ExclusiveCheckpointStore, LeaseStore, LeaseTable, Operation,
 };
-use checkpoint_postgres::PostgresCheckpointStore;
+use checkpoint_postgres::{PostgresCheckpointStore, PostgresEngine};
 use sqlx::postgres::PgSslMode;
 use sqlx::{Connection, PgConnection};
 
@@ -145,101 +145,42 @@ async fn terminated_backends_in_the_middle_of_histories() {
     );
 }
 
-/// On the shared server: one owner claims a checkpoint and advances it step by step while its
-/// sessions are terminated every 50 ms. `advance` is not retried by the store (a
-/// second attempt after a commit whose answer was lost would report `Moved` for the owner's
-/// own step), so some advances fail; after each failure the owner reads the position back,
-/// which must be where it was or one step on, never anywhere else, and goes on from there.
+/// On the shared server: one owner advances a checkpoint step by step while its sessions are
+/// terminated every 50 ms; after each failed advance the position is where it was or one step
+/// on (the kit's SQL family; PostgreSQL reruns a request on a lost connection, so the last
+/// load takes one attempt).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advances_under_terminated_backends() {
-    const STEPS: u64 = 150;
-    let name = support::unique_ident("cp_terminate_advance");
-    let store =
-        PostgresCheckpointStore::connect_with(support::connect_options().application_name(&name))
+    let server = Terminated {
+        name: support::unique_ident("cp_terminate_advance"),
+    };
+    faults::advances_under_killed_sessions(&server, 1).await;
+}
+
+/// The store's sessions, named `name`, ended by `pg_terminate_backend`.
+struct Terminated {
+    name: String,
+}
+
+impl KilledSessions<PostgresEngine> for Terminated {
+    type Killer = PgConnection;
+
+    async fn store(&self) -> PostgresCheckpointStore {
+        let options = support::connect_options().application_name(&self.name);
+        let store = PostgresCheckpointStore::connect_with(options)
             .await
             .unwrap();
-    store.migrate().await.unwrap();
-    let group = fresh_group("terminate-advance");
-    let fingerprint = checkpoint_core::Fingerprint::from_bytes([5; 32]);
-    let mut position = checkpoint_core::ExclusiveCheckpointStore::claim(
-        &store,
-        &group,
-        "owner",
-        0,
-        fingerprint,
-        0,
-    )
-    .await
-    .unwrap();
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let killer = {
-        let (stop, name) = (Arc::clone(&stop), name.clone());
-        tokio::spawn(async move {
-            let mut admin = support::admin_connection().await;
-            let mut terminated = 0;
-            while !stop.load(Ordering::SeqCst) {
-                terminated += terminate(&mut admin, &name).await.len();
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            terminated
-        })
-    };
-    let (mut failed, mut ambiguous_committed) = (0u32, 0u32);
-    let started = Instant::now();
-    while position < STEPS {
-        match checkpoint_core::ExclusiveCheckpointStore::advance(
-            &store,
-            &group,
-            "owner",
-            0,
-            position,
-            position + 1,
-        )
-        .await
-        {
-            Ok(()) => position += 1,
-            Err(error) => {
-                assert!(
-                    matches!(
-                        error,
-                        Error::Backend {
-                            retryable: true,
-                            ..
-                        }
-                    ),
-                    "at {position}: {error:?}"
-                );
-                failed += 1;
-                let loaded = loop {
-                    match store.load(&group, "owner", 0).await {
-                        Ok(loaded) => break loaded,
-                        Err(error) => assert!(error.is_retryable(), "{error:?}"),
-                    }
-                };
-                let loaded = loaded.unwrap();
-                assert!(
-                    loaded == position || loaded == position + 1,
-                    "after a failed advance from {position}, the checkpoint is at {loaded}"
-                );
-                if loaded == position + 1 {
-                    ambiguous_committed += 1;
-                }
-                position = loaded;
-            }
-        }
+        store.migrate().await.unwrap();
+        store
     }
-    stop.store(true, Ordering::SeqCst);
-    let terminated = killer.await.unwrap();
-    eprintln!(
-        "{STEPS} advances under pg_terminate_backend every 50 ms: {terminated} sessions \
-         terminated, {failed} advances failed ({ambiguous_committed} of them had committed), \
-         {:?}",
-        started.elapsed()
-    );
-    assert!(terminated > 0, "no session was terminated");
-    assert!(failed > 0, "no advance met a terminated session");
-    assert_eq!(store.load(&group, "owner", 0).await.unwrap(), Some(STEPS));
+
+    async fn killer(&self) -> PgConnection {
+        support::admin_connection().await
+    }
+
+    async fn kill_sessions(&self, admin: &mut PgConnection) -> usize {
+        terminate(admin, &self.name).await.len()
+    }
 }
 
 /// A server of the test's own, restarted and crashed in the middle of histories, crashed under
