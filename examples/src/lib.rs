@@ -55,6 +55,7 @@ use checkpoint_connect::{ConnectError, Options, StoreUrl, UrlError};
 use checkpoint_core::{CheckpointStore, Error, InMemoryCheckpointStore, LeaseStore};
 
 pub mod log;
+pub mod sqlite_lock;
 
 /// Why an example could not open its store.
 #[derive(Debug, thiserror::Error)]

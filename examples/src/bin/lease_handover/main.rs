@@ -25,7 +25,10 @@
 //! 1. four workers start and balance: two partitions each;
 //! 2. one is killed (SIGKILL): its partitions are taken over once its lease expires;
 //! 3. one is frozen (SIGSTOP) until the others took its partitions, then woken up (SIGCONT):
-//!    a zombie, which finds out that its leases are gone before it acts, and joins again;
+//!    a zombie, which finds out that its leases are gone before it acts, and joins again (on
+//!    SQLite, a worker frozen inside a write keeps the file's one write lock and nobody could
+//!    take over: the supervisor probes the lock, and then wakes it at once, within the lease's
+//!    slack, and freezes it again; `subscription_fleet --freeze-in-write-ms` shows that case);
 //! 4. one is stopped gracefully (SIGTERM: the process calls `worker.shutdown().await`): its
 //!    partitions are drained and handed over, nothing is redone;
 //! 5. two more start and get their share by handover;

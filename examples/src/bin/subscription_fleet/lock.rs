@@ -8,32 +8,20 @@
 //! rather than guessing it from what the children redid.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use checkpoint_connect::StoreUrl;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{Connection, raw_sql};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::BoxError;
 
-/// SQLite's primary result codes for "another connection holds the lock" (`SQLITE_BUSY`,
-/// `SQLITE_LOCKED`); sqlx reports extended codes, whose low byte is the primary one.
-const BUSY: u32 = 5;
-const LOCKED: u32 = 6;
+pub use checkpoint_examples::sqlite_lock::{Probe, sqlite_file};
 
 /// What the holder prints once it holds the write lock, and once it committed.
 pub const LOCKED_LINE: &str = "locked";
 pub const COMMITTED_LINE: &str = "committed";
-
-/// The SQLite file of a store spec, if it is one.
-pub fn sqlite_file(spec: &str) -> Option<PathBuf> {
-    match spec.parse() {
-        Ok(StoreUrl::Sqlite(path)) => Some(path),
-        _ => None,
-    }
-}
 
 /// Milliseconds since the Unix epoch: a clock every process of the machine shares, so that
 /// the supervisor can place the children's handled lines against the freeze.
@@ -41,46 +29,6 @@ pub fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_millis() as u64)
-}
-
-fn is_busy(error: &sqlx::Error) -> bool {
-    error
-        .as_database_error()
-        .and_then(|error| error.code())
-        .and_then(|code| code.parse::<u32>().ok())
-        .is_some_and(|code| matches!(code & 0xff, BUSY | LOCKED))
-}
-
-/// A connection of its own to the file that asks for the write lock and never waits for it.
-pub struct Probe {
-    connection: SqliteConnection,
-}
-
-impl Probe {
-    pub async fn open(file: &Path) -> Result<Self, BoxError> {
-        let options = SqliteConnectOptions::new()
-            .filename(file)
-            .busy_timeout(Duration::ZERO);
-        Ok(Self {
-            connection: SqliteConnection::connect_with(&options).await?,
-        })
-    }
-
-    /// Whether another connection holds the write lock right now: `BEGIN IMMEDIATE` fails at
-    /// once with `SQLITE_BUSY` if so; if not, the probe had it and gives it back unused.
-    pub async fn locked(&mut self) -> Result<bool, BoxError> {
-        match raw_sql("BEGIN IMMEDIATE")
-            .execute(&mut self.connection)
-            .await
-        {
-            Ok(_) => {
-                raw_sql("ROLLBACK").execute(&mut self.connection).await?;
-                Ok(false)
-            }
-            Err(error) if is_busy(&error) => Ok(true),
-            Err(error) => Err(error.into()),
-        }
-    }
 }
 
 /// The `--lock-holder` process: takes the file's write lock (`BEGIN IMMEDIATE`, then a write
