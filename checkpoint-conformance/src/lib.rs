@@ -72,9 +72,10 @@
 //! test from an environment variable or a container, and the bad-input driver over every entry
 //! point (`harness`).
 //!
-//! The `sql` feature adds [`sql_family`](crate::sql_family): the integration tests every
-//! engine of `checkpoint-sql`'s `SqlStore` shares, generic over the engine, for the engine's
-//! own tests to call through a small [`SqlServer`](crate::sql_family::SqlServer) of theirs.
+//! The `sql` feature adds `sql_family`: the integration tests every engine of
+//! `checkpoint-sql`'s `SqlStore` shares, generic over the engine, for the engine's own tests to
+//! call through a small `SqlServer` of theirs (and, per concern, `LeastPrivilege`,
+//! `CrashingServer`, `ReadModels`, ...).
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::stored::SqlColumns;
 use checkpoint_core::{Error, Operation};
 use checkpoint_sql::admin::AdminStatements;
@@ -17,18 +18,14 @@ use sqlx::mysql::{
 use sqlx::pool::PoolConnectionMetadata;
 use sqlx::{Connection, Executor};
 
+use crate::MysqlEngine;
 use crate::error::{backend, is_deadlock};
 use crate::layout::{COLUMNS, TableName};
-use crate::requests::{DEADLOCK_ATTEMPTS, Requests, deadlock_pause};
+use crate::requests::Requests;
 use crate::{BACKEND, DEFAULT_MAX_CONNECTIONS};
 
 /// A pooled connection idle for longer than this is pinged before use.
 const IDLE_CHECK_AFTER: Duration = Duration::from_secs(5);
-
-/// MySQL and MariaDB, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
-/// [`MysqlCheckpointStore`](crate::MysqlCheckpointStore).
-#[derive(Debug, Clone, Copy)]
-pub struct MysqlEngine;
 
 impl Engine for MysqlEngine {
     type Database = MySql;
@@ -83,6 +80,17 @@ impl Engine for MysqlEngine {
         (is_deadlock(error) && failures + 1 < DEADLOCK_ATTEMPTS)
             .then(|| Again::AfterPause(deadlock_pause(failures)))
     }
+}
+
+/// How many times a request InnoDB chose as a deadlock's victim runs, in all.
+const DEADLOCK_ATTEMPTS: u32 = 5;
+
+/// The pause before running a deadlock's victim again: random, under 2 ms doubling to 50 ms,
+/// so that the transactions that met do not meet again.
+fn deadlock_pause(failures: u32) -> Duration {
+    Backoff::new(Duration::from_millis(2), Duration::from_millis(50))
+        .with_jitter(Jitter::Full)
+        .delay(failures)
 }
 
 /// `after_connect` hook of the pools [`MysqlEngine::connect`] creates: every session at

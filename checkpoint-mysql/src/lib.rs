@@ -202,7 +202,10 @@ mod error;
 mod layout;
 mod requests;
 
-pub use engine::MysqlEngine;
+/// MySQL and MariaDB, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
+/// [`MysqlCheckpointStore`].
+#[derive(Debug, Clone, Copy)]
+pub struct MysqlEngine;
 
 /// A checkpoint store in a MySQL or MariaDB database: [`SqlStore`](checkpoint_sql::SqlStore)
 /// on [`MysqlEngine`].

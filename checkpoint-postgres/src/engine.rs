@@ -17,6 +17,7 @@ use sqlx::postgres::{
 };
 
 use crate::BACKEND;
+use crate::PostgresEngine;
 use crate::error::{backend, connection_lost};
 use crate::layout::{COLUMNS, TableName};
 use crate::requests::Requests;
@@ -24,11 +25,6 @@ use crate::requests::Requests;
 /// A pooled connection idle for longer than this is pinged before use by a pool that
 /// [`PostgresEngine::connect`] creates.
 const IDLE_CHECK_AFTER: Duration = Duration::from_secs(5);
-
-/// PostgreSQL, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
-/// [`PostgresCheckpointStore`](crate::PostgresCheckpointStore).
-#[derive(Debug, Clone, Copy)]
-pub struct PostgresEngine;
 
 impl Engine for PostgresEngine {
     type Database = Postgres;

@@ -337,7 +337,10 @@ mod error;
 mod layout;
 mod requests;
 
-pub use engine::PostgresEngine;
+/// PostgreSQL, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
+/// [`PostgresCheckpointStore`].
+#[derive(Debug, Clone, Copy)]
+pub struct PostgresEngine;
 
 /// A checkpoint store in one PostgreSQL table: [`SqlStore`](checkpoint_sql::SqlStore) on
 /// [`PostgresEngine`].

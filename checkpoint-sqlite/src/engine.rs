@@ -15,15 +15,11 @@ use sqlx::sqlite::{
     SqliteQueryResult, SqliteSynchronous,
 };
 
+use crate::SqliteEngine;
 use crate::error::{backend, is_busy};
 use crate::layout::{COLUMNS, TableName};
 use crate::requests::Requests;
 use crate::{BACKEND, DEFAULT_BUSY_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
-
-/// SQLite, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
-/// [`SqliteCheckpointStore`](crate::SqliteCheckpointStore).
-#[derive(Debug, Clone, Copy)]
-pub struct SqliteEngine;
 
 impl Engine for SqliteEngine {
     type Database = Sqlite;

@@ -329,7 +329,10 @@ mod requests;
 
 use std::time::Duration;
 
-pub use engine::SqliteEngine;
+/// SQLite, an engine of [`SqlStore`](checkpoint_sql::SqlStore): the store is
+/// [`SqliteCheckpointStore`].
+#[derive(Debug, Clone, Copy)]
+pub struct SqliteEngine;
 
 /// A durable checkpoint store in one SQLite database file: [`SqlStore`](checkpoint_sql::SqlStore)
 /// on [`SqliteEngine`].

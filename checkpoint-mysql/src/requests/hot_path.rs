@@ -11,7 +11,7 @@ use sqlx::mysql::MySqlConnection;
 use checkpoint_sql::requests::HotPath;
 
 use super::{Requests, sql};
-use crate::engine::MysqlEngine;
+use crate::MysqlEngine;
 use crate::error::backend;
 
 impl HotPath<MysqlEngine> for Requests {

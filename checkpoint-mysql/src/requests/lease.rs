@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::{Requests, begin, finish, sql};
 use crate::BACKEND;
-use crate::engine::MysqlEngine;
+use crate::MysqlEngine;
 use crate::error::backend;
 use crate::layout::COLUMNS;
 

@@ -19,9 +19,7 @@ mod lease;
 mod migration;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use checkpoint_core::backoff::{Backoff, Jitter};
 use checkpoint_core::{Error, Operation};
 use sqlx::mysql::MySqlConnection;
 use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
@@ -30,7 +28,7 @@ use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
-use crate::engine::MysqlEngine;
+use crate::MysqlEngine;
 use crate::error::backend;
 use crate::layout::TableName;
 
@@ -204,17 +202,6 @@ async fn finish<T>(
     outcome: Result<T, Error>,
 ) -> Result<T, Error> {
     checkpoint_sql::finish::<MysqlEngine, T>(transaction, operation, outcome).await
-}
-
-/// How many times a request InnoDB chose as a deadlock's victim runs, in all.
-pub(crate) const DEADLOCK_ATTEMPTS: u32 = 5;
-
-/// The pause before running a deadlock's victim again: random, under 2 ms doubling to 50 ms,
-/// so that the transactions that met do not meet again.
-pub(crate) fn deadlock_pause(failures: u32) -> Duration {
-    Backoff::new(Duration::from_millis(2), Duration::from_millis(50))
-        .with_jitter(Jitter::Full)
-        .delay(failures)
 }
 
 #[cfg(test)]

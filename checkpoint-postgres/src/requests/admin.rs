@@ -11,7 +11,7 @@ use sqlx::postgres::PgConnection;
 use checkpoint_sql::admin;
 
 use super::{RETIRE_LOCK_TIMEOUT, Requests, START_AT_LOCK, sql};
-use crate::engine::PostgresEngine;
+use crate::PostgresEngine;
 use crate::error::{backend, is_unique_violation};
 use checkpoint_sql::requests::Admin;
 

@@ -10,7 +10,7 @@ use sqlx::postgres::PgConnection;
 use checkpoint_sql::hot_path;
 
 use super::{Requests, sql};
-use crate::engine::PostgresEngine;
+use crate::PostgresEngine;
 use crate::error::backend;
 use crate::layout::COLUMNS;
 use checkpoint_sql::requests::HotPath;

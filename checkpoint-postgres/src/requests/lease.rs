@@ -13,7 +13,7 @@ use sqlx::postgres::PgConnection;
 
 use super::{Requests, sql};
 use crate::BACKEND;
-use crate::engine::PostgresEngine;
+use crate::PostgresEngine;
 use crate::error::backend;
 use crate::layout::{COLUMNS, duration_to_db, epoch, time_left};
 use checkpoint_sql::requests::Leases;

@@ -32,7 +32,7 @@ use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 use sqlx::postgres::PgConnection;
 
-use crate::engine::PostgresEngine;
+use crate::PostgresEngine;
 use crate::layout::TableName;
 
 /// Serialises concurrent migrations of one table (see the file's header).

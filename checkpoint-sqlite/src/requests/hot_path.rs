@@ -13,7 +13,7 @@ use checkpoint_sql::json::batch_json;
 use checkpoint_sql::requests::HotPath;
 
 use super::{Requests, sql};
-use crate::engine::SqliteEngine;
+use crate::SqliteEngine;
 use crate::error::backend;
 
 impl HotPath<SqliteEngine> for Requests {

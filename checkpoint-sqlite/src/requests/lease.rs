@@ -14,7 +14,7 @@ use sqlx::Connection;
 use sqlx::sqlite::SqliteConnection;
 
 use super::{Requests, begin_immediate, finish, sql};
-use crate::engine::SqliteEngine;
+use crate::SqliteEngine;
 use crate::error::backend;
 use checkpoint_sql::json::partitions_json;
 use checkpoint_sql::lease::{LeaseKey, LeaseRow, duration_ms, lease_table, rest};

@@ -28,7 +28,7 @@ use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
-use crate::engine::SqliteEngine;
+use crate::SqliteEngine;
 use crate::error::backend;
 use crate::layout::TableName;
 
