@@ -6,11 +6,9 @@ use std::sync::Arc;
 use checkpoint_core::{Error, Operation};
 use sqlx::{Database, Decode, Encode, Executor, IntoArguments, Type};
 
-use sqlx::Connection as _;
-
 use crate::engine::{Connection, Engine};
 use crate::requests::Admin;
-use crate::{finish, statement};
+use crate::{begin, finish, statement};
 
 /// Every group, of checkpoints and of tombstones, in the statement's order. No parameter; the
 /// statement returns one text column.
@@ -263,15 +261,4 @@ where
         let outcome = purge_in::<E>(&mut transaction, &self.presence, &statements, key).await;
         finish::<E, ()>(transaction, operation, outcome).await
     }
-}
-
-/// A transaction on `connection`, begun with the engine's [`BEGIN`](Engine::BEGIN).
-async fn begin<E: Engine>(
-    connection: &mut Connection<E>,
-    operation: Operation,
-) -> Result<sqlx::Transaction<'_, E::Database>, Error> {
-    connection
-        .begin_with(E::BEGIN)
-        .await
-        .map_err(|error| E::error(operation, error))
 }

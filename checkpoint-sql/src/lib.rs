@@ -54,6 +54,19 @@ fn statement(text: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(text))
 }
 
+/// A transaction on `connection`, begun with the engine's [`BEGIN`](Engine::BEGIN) (SQLite's
+/// `BEGIN IMMEDIATE` holds the write lock from its first statement).
+pub async fn begin<E: Engine>(
+    connection: &mut Connection<E>,
+    operation: Operation,
+) -> Result<sqlx::Transaction<'_, E::Database>, Error> {
+    use sqlx::Connection as _;
+    connection
+        .begin_with(AssertSqlSafe(E::BEGIN))
+        .await
+        .map_err(|error| E::error(operation, error))
+}
+
 /// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise, and returns
 /// `outcome` (or the failure to end the transaction). An abandoned call drops the
 /// transaction, which sqlx rolls back.

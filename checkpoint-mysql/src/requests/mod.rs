@@ -22,14 +22,13 @@ use std::sync::Arc;
 
 use checkpoint_core::{Error, Operation};
 use sqlx::mysql::MySqlConnection;
-use sqlx::{AssertSqlSafe, Connection, MySql, Transaction};
+use sqlx::{AssertSqlSafe, MySql, Transaction};
 
 use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
 use crate::MysqlEngine;
-use crate::error::backend;
 use crate::layout::TableName;
 
 /// Every statement of the store, for one table.
@@ -188,10 +187,7 @@ async fn begin(
     connection: &mut MySqlConnection,
     operation: Operation,
 ) -> Result<Transaction<'_, MySql>, Error> {
-    connection
-        .begin()
-        .await
-        .map_err(|error| backend(operation, error))
+    checkpoint_sql::begin::<MysqlEngine>(connection, operation).await
 }
 
 /// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise (the shared

@@ -77,16 +77,15 @@ impl<E: Engine> ExclusiveDoor for SqlStore<E> {
         initial_position: u64,
     ) -> Result<u64, Error> {
         self.run(Operation::Claim, |mut connection| async move {
-            let key = (group, subscription, partition);
-            let reply = self
-                .requests
+            let (requests, at) = (&self.requests, initial_position);
+            let reply = requests
                 .claim(
                     &mut connection,
-                    key.0,
-                    key.1,
-                    key.2,
+                    group,
+                    subscription,
+                    partition,
                     fingerprint,
-                    initial_position,
+                    at,
                 )
                 .await;
             (connection, reply)

@@ -22,14 +22,13 @@ use std::sync::Arc;
 
 use checkpoint_core::{Error, Operation};
 use sqlx::sqlite::SqliteConnection;
-use sqlx::{AssertSqlSafe, Connection, Sqlite, Transaction};
+use sqlx::{AssertSqlSafe, Sqlite, Transaction};
 
 use checkpoint_sql::admin::AdminStatements;
 use checkpoint_sql::parked::ParkedStatements;
 use checkpoint_sql::requests::Statements;
 
 use crate::SqliteEngine;
-use crate::error::backend;
 use crate::layout::TableName;
 
 /// Every statement of the store, for one table.
@@ -163,16 +162,13 @@ fn sql(statement: &Arc<str>) -> AssertSqlSafe<Arc<str>> {
     AssertSqlSafe(Arc::clone(statement))
 }
 
-/// A `BEGIN IMMEDIATE` transaction on `connection`: it holds the database's write lock from
-/// its first statement (waiting for it up to the busy timeout).
+/// A `BEGIN IMMEDIATE` transaction on `connection` (the engine's `BEGIN`): it holds the
+/// database's write lock from its first statement (waiting for it up to the busy timeout).
 async fn begin_immediate(
     connection: &mut SqliteConnection,
     operation: Operation,
 ) -> Result<Transaction<'_, Sqlite>, Error> {
-    connection
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(|error| backend(operation, error))
+    checkpoint_sql::begin::<SqliteEngine>(connection, operation).await
 }
 
 /// Commits `transaction` when `outcome` is `Ok`, rolls it back otherwise (the shared
