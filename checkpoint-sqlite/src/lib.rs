@@ -116,32 +116,37 @@
 //!   live owners are those whose heartbeat has not expired.
 //!
 //! **One clock decides expiry: SQLite's, on the host that holds the file.** Every lease
-//! operation is one transaction whose first statement reads the clock once, as integer
-//! milliseconds (`CAST(unixepoch('subsec') * 1000 AS INTEGER)`); every later statement gets
-//! that instant as a parameter, so one instant judges every lease the call touches, and an
-//! expiry is that instant plus the duration (rounded up to a millisecond). All processes
-//! sharing the file run on that host, so they share that clock; no caller's clock is ever
-//! compared with another's. It is the host's wall clock, as SQLite has no other: let it be
-//! slewed (NTP's default), not stepped, since a step forward shortens every live lease by the
-//! step (a step back only lengthens them).
+//! operation reads the clock once, as integer milliseconds (`CAST(unixepoch('subsec') * 1000
+//! AS INTEGER)`), in the statement that first needs it; a later statement of the same call
+//! takes that instant from the heartbeat the first one wrote (its expiry less the duration), so
+//! one instant judges every lease the call touches, and an expiry is that instant plus the
+//! duration (rounded up to a millisecond). All processes sharing the file run on that host, so
+//! they share that clock; no caller's clock is ever compared with another's. It is the host's
+//! wall clock, as SQLite has no other: let it be slewed (NTP's default), not stepped, since a
+//! step forward shortens every live lease by the step (a step back only lengthens them).
 //!
-//! The operations that write run in `BEGIN IMMEDIATE`, which takes the database's write lock
-//! before the clock is read: acquirers in any task or process take turns, and nothing they
-//! read changes before they write. `acquire` and `renew` check the tombstone table in the same
-//! transaction ([`Error::Retired`](checkpoint_core::Error::Retired)); `purge` of a retired
-//! subscription deletes its leases and heartbeats in its own.
+//! The operations that write take the database's write lock before the clock is read: those of
+//! several statements run in `BEGIN IMMEDIATE`, the others are one statement in autocommit,
+//! which takes the lock when it starts. Acquirers in any task or process take turns, and
+//! nothing they read changes before they write. `acquire` and `renew` check the tombstone
+//! table in the same transaction ([`Error::Retired`](checkpoint_core::Error::Retired)); `purge`
+//! of a retired subscription deletes its leases and heartbeats in its own.
 //!
-//! Each operation is one transaction, whatever the number of partitions or leases (an
-//! embedded database has no round trip; the `round_trips` tests count the statements, `BEGIN`
-//! and `COMMIT` aside):
+//! An embedded database has no round trip; its exchange is a **message to sqlx's worker
+//! thread**, which runs the connection: each query (one statement, or several in one text,
+//! which sqlx runs in turn with the one argument list), `BEGIN`, `COMMIT`, `ROLLBACK`, and the
+//! pool's ping of the connection it hands out (sqlx's `test_before_acquire`, on by default) is
+//! one message the caller waits for. Each lease operation sends the same messages whatever the
+//! number of partitions or leases, refused or not (the `round_trips` tests count them, each
+//! call's ping included):
 //!
-//! | operation | statements in its transaction |
+//! | operation | messages to the worker thread |
 //! | --- | --- |
-//! | `acquire` | the clock and tombstone; the heartbeat's upsert; an `UPDATE .. RETURNING` of the owner's live leases; an upsert of the partitions asked for over `json_each(?)`, granting only free or expired ones, `RETURNING` them (left out when none are asked for): 4 |
-//! | `renew` | the clock and tombstone; the heartbeat's `UPDATE` if live (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)); an `UPDATE .. RETURNING` of the owner's live leases: 3, whatever their number (counted for 1 and 100) |
-//! | `release`, `request_handover` | the clock; one `UPDATE` over `json_each(?)`: 2 |
-//! | `leave` | the clock; the heartbeat's `DELETE`; one `UPDATE .. RETURNING`: 3 |
-//! | `leases` | in a read transaction (one snapshot): the clock; the live leases; the live owners: 3 |
+//! | `acquire` | `BEGIN IMMEDIATE`; one request: the heartbeat's upsert unless the subscription is retired, with the clock; an `UPDATE .. RETURNING` of the owner's live leases; an upsert of the partitions asked for over `json_each(?)`, granting only free or expired ones, `RETURNING` them; `COMMIT` (`ROLLBACK` when retired): 3, and the ping |
+//! | `renew` | `BEGIN IMMEDIATE`; one request: the tombstone; the heartbeat's `UPDATE` if live, with the clock (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)); an `UPDATE .. RETURNING` of the owner's live leases; `COMMIT` (`ROLLBACK` when refused): 3, and the ping, whatever their number (counted for 1 and 100) |
+//! | `release`, `request_handover` | one `UPDATE` over `json_each(?)`, with the clock, in autocommit: 1, and the ping |
+//! | `leave` | `BEGIN IMMEDIATE`; one request: the heartbeat's `DELETE`; one `UPDATE .. RETURNING`, with the clock; `COMMIT`: 3, and the ping |
+//! | `leases` | one `SELECT` (one snapshot), with the clock: the live leases, then the live owners: 1, and the ping |
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -52,20 +52,17 @@ pub struct Requests {
     parked: ParkedStatements,
 }
 
-/// The statements of the leases (`sql/lease_*.sql`, `sql/leases.sql`).
+/// The requests of the leases (`sql/lease_*.sql`, `sql/leases.sql`). `acquire`, `renew` and
+/// `leave` hold several statements each, sent as one request (sqlx's SQLite driver runs them in
+/// turn, each binding its `?N` from the one argument list).
 #[derive(Debug)]
 struct LeaseRequests {
-    clock: Arc<str>,
-    join: Arc<str>,
-    beat: Arc<str>,
-    extend: Arc<str>,
-    grant: Arc<str>,
+    acquire: Arc<str>,
+    renew: Arc<str>,
     release: Arc<str>,
     leave: Arc<str>,
-    owner_delete: Arc<str>,
     handover: Arc<str>,
     leases: Arc<str>,
-    owners: Arc<str>,
 }
 
 impl Statements<SqliteEngine> for Requests {
@@ -107,17 +104,12 @@ impl Statements<SqliteEngine> for Requests {
                 purge_lease_owners: build(include_str!("../../sql/purge_lease_owners.sql")),
             },
             lease: LeaseRequests {
-                clock: build(include_str!("../../sql/lease_clock.sql")),
-                join: build(include_str!("../../sql/lease_join.sql")),
-                beat: build(include_str!("../../sql/lease_beat.sql")),
-                extend: build(include_str!("../../sql/lease_extend.sql")),
-                grant: build(include_str!("../../sql/lease_grant.sql")),
+                acquire: build(include_str!("../../sql/lease_acquire.sql")),
+                renew: build(include_str!("../../sql/lease_renew.sql")),
                 release: build(include_str!("../../sql/lease_release.sql")),
                 leave: build(include_str!("../../sql/lease_leave.sql")),
-                owner_delete: build(include_str!("../../sql/lease_owner_delete.sql")),
                 handover: build(include_str!("../../sql/lease_handover.sql")),
                 leases: build(include_str!("../../sql/leases.sql")),
-                owners: build(include_str!("../../sql/lease_owners.sql")),
             },
             parked: ParkedStatements {
                 park: build(include_str!("../../sql/park.sql")),
@@ -221,8 +213,8 @@ mod tests {
         for statement in [
             &requests.create_table,
             &requests.admin.purge_leases,
-            &lease.extend,
-            &lease.grant,
+            &lease.acquire,
+            &lease.renew,
             &lease.release,
             &lease.leave,
             &lease.handover,
@@ -233,10 +225,10 @@ mod tests {
         for statement in [
             &requests.create_table,
             &requests.admin.purge_lease_owners,
-            &lease.join,
-            &lease.beat,
-            &lease.owner_delete,
-            &lease.owners,
+            &lease.acquire,
+            &lease.renew,
+            &lease.leave,
+            &lease.leases,
         ] {
             assert!(
                 statement.contains("\"my_table_lease_owners\""),
@@ -248,8 +240,17 @@ mod tests {
                 .create_table
                 .contains("\"my_table_leases_by_owner\"")
         );
-        assert!(lease.clock.contains("\"my_table_retired\""));
-        for statement in [&lease.clock, &lease.grant, &lease.leases, &lease.owners] {
+        for statement in [&lease.acquire, &lease.renew] {
+            assert!(statement.contains("\"my_table_retired\""), "{statement}");
+        }
+        for statement in [
+            &lease.acquire,
+            &lease.renew,
+            &lease.release,
+            &lease.leave,
+            &lease.handover,
+            &lease.leases,
+        ] {
             assert!(!statement.contains('{'), "{statement}");
         }
         let parked = &requests.parked;

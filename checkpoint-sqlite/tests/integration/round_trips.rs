@@ -1,75 +1,110 @@
 //! What each lease operation costs, as the crate doc states it. An embedded database has no
-//! wire for the kit's counting proxy: what is counted here is the statements SQLite runs for
-//! one call (`BEGIN` and `COMMIT` aside), as sqlx reports each one it executes (its
-//! `sqlx::query` events, caught by a subscriber of this module's own). Every operation is one
-//! transaction; the counts show that none grows with the number of partitions or leases.
+//! wire for the kit's counting proxy. Its round trip is an **exchange with sqlx's worker
+//! thread**: sqlx runs each SQLite connection on a thread of its own, and every command the
+//! store (or the pool, for it) sends there, a query (one statement or several in one text),
+//! `BEGIN`, `COMMIT`, `ROLLBACK` or the pool's ping, is one message the caller waits for. The
+//! tests count them: each call runs inside a span of this module's own, sqlx sends that span
+//! with every command, and the worker thread enters it to run the command, so the number of
+//! times a `sqlx-sqlite-worker` thread enters the call's span is the number of exchanges the
+//! call waited for. Every call starts with the pool's ping of the connection it hands out
+//! (sqlx's `test_before_acquire`, on by default); the ping after a connection returns to the
+//! pool runs in a task of the pool's, outside the span, and the caller does not wait for it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use checkpoint_core::{CheckpointAdmin, LeaseStore};
+use checkpoint_core::{CheckpointAdmin, Error, LeaseStore};
 use checkpoint_sqlite::SqliteCheckpointStore;
-use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
-use tracing::{Event, Metadata, Subscriber};
+use tracing::{Event, Instrument, Metadata, Subscriber};
+use tracing_core::span::Current;
 
 use crate::support::TempDb;
 
 const LEASE: Duration = Duration::from_secs(30);
 
-/// The text of every statement sqlx executed in this process (from any test), as sqlx logs it.
+/// The name of the span each counted call runs in.
+const CALL: &str = "counted_call";
+
+/// The exchanges of every counted call so far, by its span's id.
 #[derive(Default)]
-struct StatementLog {
-    statements: Mutex<Vec<String>>,
+struct ExchangeLog {
+    next_id: AtomicU64,
+    exchanges: Mutex<HashMap<u64, usize>>,
 }
 
-fn is_statement(metadata: &Metadata<'_>) -> bool {
-    metadata.target() == "sqlx::query"
+thread_local! {
+    /// The spans entered on this thread, innermost last: what `Span::current()` returns, which
+    /// sqlx sends with each command.
+    static ENTERED: RefCell<Vec<(Id, &'static Metadata<'static>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The text fields of an event, concatenated.
-struct Text(String);
-
-impl Visit for Text {
-    fn record_str(&mut self, _field: &Field, value: &str) {
-        self.0.push_str(value);
-        self.0.push('\n');
-    }
-    fn record_debug(&mut self, _field: &Field, _value: &dyn std::fmt::Debug) {}
+fn is_counted(metadata: &Metadata<'_>) -> bool {
+    metadata.is_span() && metadata.name() == CALL
 }
 
-impl Subscriber for StatementLog {
+fn on_a_worker_thread() -> bool {
+    std::thread::current()
+        .name()
+        .is_some_and(|name| name.starts_with("sqlx-sqlite-worker"))
+}
+
+impl Subscriber for ExchangeLog {
     fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
-        if is_statement(metadata) {
+        if is_counted(metadata) {
             Interest::always()
         } else {
             Interest::never()
         }
     }
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        is_statement(metadata)
+        is_counted(metadata)
     }
-    fn new_span(&self, _span: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        METADATA.get_or_init(|| span.metadata());
+        Id::from_u64(self.next_id.fetch_add(1, Ordering::Relaxed) + 1)
     }
     fn record(&self, _span: &Id, _values: &Record<'_>) {}
     fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut text = Text(String::new());
-        event.record(&mut text);
-        self.statements.lock().expect("log").push(text.0);
+    fn event(&self, _event: &Event<'_>) {}
+    fn enter(&self, span: &Id) {
+        if on_a_worker_thread() {
+            *self
+                .exchanges
+                .lock()
+                .expect("log")
+                .entry(span.into_u64())
+                .or_default() += 1;
+        }
+        let metadata = *METADATA
+            .get()
+            .expect("a counted span was made before it was entered");
+        ENTERED.with(|entered| entered.borrow_mut().push((span.clone(), metadata)));
     }
-    fn enter(&self, _span: &Id) {}
-    fn exit(&self, _span: &Id) {}
+    fn exit(&self, _span: &Id) {
+        ENTERED.with(|entered| entered.borrow_mut().pop());
+    }
+    fn current_span(&self) -> Current {
+        ENTERED.with(|entered| match entered.borrow().last() {
+            Some((id, metadata)) => Current::new(id.clone(), metadata),
+            None => Current::none(),
+        })
+    }
 }
 
-/// The process's statement log, installed as the global subscriber on first use.
-fn log() -> &'static StatementLog {
-    static LOG: OnceLock<&'static StatementLog> = OnceLock::new();
+/// The metadata of [`CALL`] spans (the only ones enabled), kept from the first one made.
+static METADATA: OnceLock<&'static Metadata<'static>> = OnceLock::new();
+
+/// The process's exchange log, installed as the global subscriber on first use.
+fn log() -> &'static ExchangeLog {
+    static LOG: OnceLock<&'static ExchangeLog> = OnceLock::new();
     LOG.get_or_init(|| {
-        let log: &'static StatementLog = Box::leak(Box::default());
+        let log: &'static ExchangeLog = Box::leak(Box::default());
         tracing::subscriber::set_global_default(Forward(log))
             .expect("no other global subscriber in this test binary");
         log
@@ -77,7 +112,7 @@ fn log() -> &'static StatementLog {
 }
 
 /// The global subscriber, handing every call to the leaked log.
-struct Forward(&'static StatementLog);
+struct Forward(&'static ExchangeLog);
 
 impl Subscriber for Forward {
     fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
@@ -104,70 +139,80 @@ impl Subscriber for Forward {
     fn exit(&self, span: &Id) {
         self.0.exit(span)
     }
+    fn current_span(&self) -> Current {
+        self.0.current_span()
+    }
 }
 
-/// A store on a table of its own (its name in every statement it sends), on a fresh file.
+/// A store on a fresh file.
 struct Counted {
     store: SqliteCheckpointStore,
-    marker: String,
     _db: TempDb,
 }
 
 impl Counted {
     async fn new() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
         let _ = log();
         let db = TempDb::new();
-        let table = format!("counted_{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let store = db
-            .store()
-            .await
-            .with_table(&table)
-            .expect("a valid table name");
+        let store = db.store().await;
         store.migrate().await.expect("migrate");
-        Self {
-            store,
-            marker: format!("\"{table}"),
-            _db: db,
-        }
+        Self { store, _db: db }
     }
 
-    fn statements(&self) -> usize {
-        let statements = log().statements.lock().expect("log");
-        statements
-            .iter()
-            .filter(|text| text.contains(&self.marker))
-            .count()
-    }
-
-    /// The statements `call` ran (each lease operation commits before it returns, and sqlx
-    /// logs a statement before it runs the connection's next command, the `COMMIT`).
-    async fn count<T>(&self, call: impl std::future::Future<Output = T>) -> (usize, T) {
-        let before = self.statements();
-        let result = call.await;
-        (self.statements() - before, result)
+    /// The exchanges with sqlx's worker threads `call` waited for, and its result.
+    async fn count<T>(&self, call: impl Future<Output = T>) -> (usize, T) {
+        let span = tracing::info_span!(CALL);
+        let id = span.id().expect("the exchange log enables counted spans");
+        let result = call.instrument(span).await;
+        let exchanges = log().exchanges.lock().expect("log");
+        (exchanges.get(&id.into_u64()).copied().unwrap_or(0), result)
     }
 }
 
+/// The pool's ping of the connection it hands out, before every call.
+const PING: usize = 1;
+
+/// A transaction of one request: `BEGIN IMMEDIATE`, the request, `COMMIT` (or `ROLLBACK`).
+const ONE_REQUEST_TRANSACTION: usize = PING + 3;
+
+/// One statement in autocommit.
+const ONE_STATEMENT: usize = PING + 1;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acquire_is_one_transaction_of_four_statements() {
+async fn acquire_is_one_request_in_a_transaction_whatever_it_grants_or_refuses() {
     let counted = Counted::new().await;
     let store = &counted.store;
-    let (statements, acquired) = counted
-        .count(store.acquire("g", "s", "a", &[0, 1, 2], LEASE))
+    let hundred: Vec<u32> = (0..100).collect();
+    let calls = [
+        ("a", &[0, 1, 2][..], 3),
+        ("b", &[][..], 0),
+        ("b", &[1, 2, 3][..], 1),
+        ("c", &hundred[..], 96),
+    ];
+    for (owner, partitions, granted) in calls {
+        let (exchanges, acquired) = counted
+            .count(store.acquire("g", "s", owner, partitions, LEASE))
+            .await;
+        assert_eq!(acquired.expect("acquire").granted.len(), granted, "{owner}");
+        assert_eq!(exchanges, ONE_REQUEST_TRANSACTION, "acquire by {owner}");
+    }
+    // Refused whole: the tombstone, found by the request, then `ROLLBACK`.
+    store.retire("g", "s").await.expect("retire");
+    let (exchanges, acquired) = counted
+        .count(store.acquire("g", "s", "a", &[0], LEASE))
         .await;
-    assert_eq!(acquired.expect("acquire").granted.len(), 3);
-    assert_eq!(statements, 4);
-    // Joining (no partition) leaves out the grant.
-    let (statements, joined) = counted
-        .count(store.acquire("g", "s", "b", &[], LEASE))
-        .await;
-    assert!(joined.expect("join").granted.is_empty());
-    assert_eq!(statements, 3);
+    assert!(
+        matches!(acquired, Err(Error::Retired { .. })),
+        "{acquired:?}"
+    );
+    assert_eq!(
+        exchanges, ONE_REQUEST_TRANSACTION,
+        "acquire of a retired one"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn renew_is_three_statements_for_one_lease_or_a_hundred() {
+async fn renew_is_one_request_in_a_transaction_for_one_lease_or_a_hundred() {
     let counted = Counted::new().await;
     let store = &counted.store;
     store
@@ -181,14 +226,24 @@ async fn renew_is_three_statements_for_one_lease_or_a_hundred() {
         .expect("acquire");
     assert_eq!(acquired.granted.len(), 100);
     for (owner, leases) in [("one", 1), ("many", 100)] {
-        let (statements, renewed) = counted.count(store.renew("g", "s", owner, LEASE)).await;
+        let (exchanges, renewed) = counted.count(store.renew("g", "s", owner, LEASE)).await;
         assert_eq!(renewed.expect("renew").len(), leases);
-        assert_eq!(statements, 3, "renew of {leases} leases");
+        assert_eq!(
+            exchanges, ONE_REQUEST_TRANSACTION,
+            "renew of {leases} leases"
+        );
     }
+    let (exchanges, renewed) = counted.count(store.renew("g", "s", "nobody", LEASE)).await;
+    assert!(matches!(renewed, Err(Error::NotHeld { .. })), "{renewed:?}");
+    assert_eq!(exchanges, ONE_REQUEST_TRANSACTION, "renew refused");
+    store.retire("g", "s").await.expect("retire");
+    let (exchanges, renewed) = counted.count(store.renew("g", "s", "one", LEASE)).await;
+    assert!(matches!(renewed, Err(Error::Retired { .. })), "{renewed:?}");
+    assert_eq!(exchanges, ONE_REQUEST_TRANSACTION, "renew of a retired one");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn release_leave_leases_and_request_handover_are_each_one_transaction() {
+async fn release_request_handover_and_leases_are_one_statement_and_leave_one_request() {
     let counted = Counted::new().await;
     let store = &counted.store;
     store
@@ -196,27 +251,36 @@ async fn release_leave_leases_and_request_handover_are_each_one_transaction() {
         .await
         .expect("acquire");
 
-    let (statements, released) = counted.count(store.release("g", "s", "a", &[0, 9])).await;
+    let (exchanges, released) = counted.count(store.release("g", "s", "a", &[0, 9])).await;
     assert_eq!(released.expect("release").released, [0]);
-    assert_eq!(statements, 2, "release");
+    assert_eq!(exchanges, ONE_STATEMENT, "release");
+    let (exchanges, released) = counted.count(store.release("g", "s", "b", &[1])).await;
+    assert_eq!(released.expect("release").not_held, [1]);
+    assert_eq!(exchanges, ONE_STATEMENT, "release of none held");
 
-    let (statements, requested) = counted
+    let (exchanges, requested) = counted
         .count(store.request_handover("g", "s", "b", &[1, 2]))
         .await;
     requested.expect("request_handover");
-    assert_eq!(statements, 2, "request_handover");
+    assert_eq!(exchanges, ONE_STATEMENT, "request_handover");
 
-    let (statements, table) = counted.count(store.leases("g", "s")).await;
-    assert_eq!(table.expect("leases").leases.len(), 3);
-    assert_eq!(statements, 3, "leases");
+    let (exchanges, table) = counted.count(store.leases("g", "s")).await;
+    let table = table.expect("leases");
+    assert_eq!(table.leases.len(), 3);
+    assert_eq!(table.owners.len(), 1);
+    assert_eq!(exchanges, ONE_STATEMENT, "leases");
 
-    let (statements, left) = counted.count(store.leave("g", "s", "a")).await;
+    let (exchanges, left) = counted.count(store.leave("g", "s", "a")).await;
     assert_eq!(left.expect("leave"), [1, 2, 3]);
-    assert_eq!(statements, 3, "leave");
+    assert_eq!(exchanges, ONE_REQUEST_TRANSACTION, "leave");
+    let (exchanges, left) = counted.count(store.leave("g", "s", "a")).await;
+    assert!(left.expect("leave").is_empty());
+    assert_eq!(exchanges, ONE_REQUEST_TRANSACTION, "leave again");
 }
 
 /// `purge` of a retired subscription deletes its leases and heartbeats in its own transaction:
-/// the presence check, then the tombstone, the checkpoints, the leases and the heartbeats.
+/// `BEGIN IMMEDIATE`, the presence check, then the tombstone, the checkpoints, the leases and
+/// the heartbeats, each a statement of its own, and `COMMIT`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn purge_deletes_the_leases_in_its_transaction() {
     let counted = Counted::new().await;
@@ -226,9 +290,9 @@ async fn purge_deletes_the_leases_in_its_transaction() {
         .await
         .expect("acquire");
     store.retire("g", "s").await.expect("retire");
-    let (statements, purged) = counted.count(store.purge("g", "s")).await;
+    let (exchanges, purged) = counted.count(store.purge("g", "s")).await;
     purged.expect("purge");
-    assert_eq!(statements, 5);
+    assert_eq!(exchanges, PING + 1 + 5 + 1);
     let acquired = store
         .acquire("g", "s", "a", &[0], LEASE)
         .await
@@ -245,19 +309,19 @@ async fn each_parked_operation_is_one_statement() {
     let store = &counted.store;
     let entry = ParkedEntry::new("s", 3, 41, "no such customer", 5);
     for _ in 0..2 {
-        let (statements, parked) = counted.count(store.park("g", &entry)).await;
+        let (exchanges, parked) = counted.count(store.park("g", &entry)).await;
         parked.expect("park");
-        assert_eq!(statements, 1, "park");
+        assert_eq!(exchanges, ONE_STATEMENT, "park");
     }
-    let (statements, parked) = counted.count(store.parked("g")).await;
+    let (exchanges, parked) = counted.count(store.parked("g")).await;
     assert_eq!(parked.expect("parked"), std::slice::from_ref(&entry));
-    assert_eq!(statements, 1, "parked");
-    let (statements, found) = counted.count(store.retry_parked("g", "s", 3, 41)).await;
+    assert_eq!(exchanges, ONE_STATEMENT, "parked");
+    let (exchanges, found) = counted.count(store.retry_parked("g", "s", 3, 41)).await;
     assert!(found.expect("retry_parked"));
-    assert_eq!(statements, 1, "retry_parked");
+    assert_eq!(exchanges, ONE_STATEMENT, "retry_parked");
     for found in [true, false] {
-        let (statements, unparked) = counted.count(store.unpark("g", "s", 3, 41)).await;
+        let (exchanges, unparked) = counted.count(store.unpark("g", "s", 3, 41)).await;
         assert_eq!(unparked.expect("unpark"), found);
-        assert_eq!(statements, 1, "unpark");
+        assert_eq!(exchanges, ONE_STATEMENT, "unpark");
     }
 }
