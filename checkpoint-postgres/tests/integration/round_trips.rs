@@ -19,6 +19,8 @@ use sqlx::{Connection, PgConnection};
 
 use crate::support;
 
+mod leases;
+
 const FINGERPRINT: Fingerprint = Fingerprint::from_bytes([0x5a; 32]);
 
 async fn proxy() -> CountingProxy {
@@ -49,6 +51,19 @@ async fn pooled_through(proxy: &CountingProxy) -> PostgresCheckpointStore {
 /// Lets the proxy and any background task of the pool finish, so the count is final.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(150)).await;
+}
+
+/// `call` on a reset proxy: its result, and the round trips the caller waited for (read as it
+/// returns, then the pool's background check let settle).
+async fn waited_for<T>(
+    proxy: &CountingProxy,
+    call: impl std::future::Future<Output = T>,
+) -> (u64, T) {
+    proxy.reset();
+    let result = call.await;
+    let trips = proxy.round_trips();
+    settle().await;
+    (trips, result)
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -296,104 +311,6 @@ async fn the_operations_api_takes_the_round_trips_the_crate_doc_states() {
     for (operation, got, want) in measured {
         assert_eq!(
             got, want,
-            "{operation}: the caller waited for {got} round trips"
-        );
-    }
-}
-
-/// Every lease statement once, so each is prepared on the pool's one connection.
-async fn warm_up_leases(store: &PostgresCheckpointStore, group: &str) {
-    use checkpoint_core::LeaseStore;
-
-    let duration = Duration::from_secs(30);
-    store
-        .acquire(group, "warm", "w", &[0], duration)
-        .await
-        .unwrap();
-    settle().await;
-    store.renew(group, "warm", "w", duration).await.unwrap();
-    settle().await;
-    store
-        .request_handover(group, "warm", "v", &[0])
-        .await
-        .unwrap();
-    settle().await;
-    store.leases(group, "warm").await.unwrap();
-    settle().await;
-    store.release(group, "warm", "w", &[0]).await.unwrap();
-    settle().await;
-    store.leave(group, "warm", "w").await.unwrap();
-    settle().await;
-}
-
-/// The leases through the pool: each operation one statement, so the caller waits for one
-/// exchange, whatever the number of partitions or of leases renewed (1, then 100).
-#[tokio::test(flavor = "current_thread")]
-async fn each_lease_operation_is_one_round_trip_through_the_pool() {
-    use checkpoint_core::LeaseStore;
-
-    let proxy = proxy().await;
-    let store = pooled_through(&proxy).await;
-    let group = fresh_group("round-trips-leases");
-    let duration = Duration::from_secs(30);
-    warm_up_leases(&store, &group).await;
-    let connections = proxy.connections();
-    let hundred: Vec<u32> = (1..=100).collect();
-
-    let mut measured = Vec::new();
-    macro_rules! measure {
-        ($name:expr, $call:expr) => {{
-            proxy.reset();
-            let result = $call.await;
-            measured.push(($name, proxy.round_trips()));
-            settle().await;
-            result
-        }};
-    }
-    let acquired = measure!(
-        "acquire of 3",
-        store.acquire(&group, "s", "a", &[2, 0, 1], duration)
-    )
-    .unwrap();
-    assert_eq!(acquired.granted.len(), 3);
-    measure!(
-        "acquire of 1",
-        store.acquire(&group, "t", "a", &[0], duration)
-    )
-    .unwrap();
-    let renewed = measure!("renew of 1 lease", store.renew(&group, "t", "a", duration)).unwrap();
-    assert_eq!(renewed.len(), 1);
-    measure!(
-        "acquire of 100",
-        store.acquire(&group, "u", "a", &hundred, duration)
-    )
-    .unwrap();
-    let renewed = measure!(
-        "renew of 100 leases",
-        store.renew(&group, "u", "a", duration)
-    )
-    .unwrap();
-    assert_eq!(renewed.len(), 100);
-    measure!(
-        "request_handover",
-        store.request_handover(&group, "s", "b", &[0, 1])
-    )
-    .unwrap();
-    let table = measure!("leases", store.leases(&group, "s")).unwrap();
-    assert_eq!(table.leases.len(), 3);
-    let released = measure!("release", store.release(&group, "s", "a", &[0, 5])).unwrap();
-    assert_eq!((released.released, released.not_held), (vec![0], vec![5]));
-    let left = measure!("leave", store.leave(&group, "s", "a")).unwrap();
-    assert_eq!(left, [1, 2]);
-    println!("round trips of the leases (waited for): {measured:?}");
-    assert_eq!(
-        proxy.connections(),
-        connections,
-        "the measured calls opened new connections, so the counts include handshakes"
-    );
-    for (operation, got) in measured {
-        assert_eq!(
-            got, 1,
             "{operation}: the caller waited for {got} round trips"
         );
     }
