@@ -14,6 +14,8 @@ const ER_SERVER_SHUTDOWN: u16 = 1053;
 const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// InnoDB chose this transaction as a deadlock's victim and rolled it back.
 const ER_LOCK_DEADLOCK: u16 = 1213;
+/// A stored procedure of that name exists (`CREATE PROCEDURE`).
+const ER_SP_ALREADY_EXISTS: u16 = 1304;
 /// The server is read-only (`--read-only`, often a replica during a failover).
 const ER_OPTION_PREVENTS_STATEMENT: u16 = 1290;
 /// The statement was interrupted (`KILL QUERY`).
@@ -42,6 +44,11 @@ pub(crate) fn is_deadlock(error: &Error) -> bool {
         return false;
     };
     source.downcast_ref::<sqlx::Error>().and_then(error_number) == Some(ER_LOCK_DEADLOCK)
+}
+
+/// Whether `CREATE PROCEDURE` failed because a routine of that name exists.
+pub(crate) fn is_existing_routine(error: &sqlx::Error) -> bool {
+    error_number(error) == Some(ER_SP_ALREADY_EXISTS)
 }
 
 /// Whether an I/O error is one of the network's (reset, refused, timed out, ...) rather than

@@ -13,7 +13,8 @@ use crate::{BACKEND, DEFAULT_TABLE};
 /// MySQL's and MariaDB's longest identifier, in characters (here ASCII, so bytes).
 const MAX_IDENTIFIER_BYTES: usize = 64;
 
-/// The longest suffix a name gets: the lease table's index by owner.
+/// The longest suffix a name gets: the lease table's index by owner (a procedure's,
+/// `_handover_v1`, is shorter: tested below).
 const LONGEST_SUFFIX: &str = "_leases_by_owner";
 
 /// The longest table name accepted, so that every name made from it is an identifier too.
@@ -65,7 +66,25 @@ impl TableName {
     pub(crate) fn quoted(&self, suffix: &str) -> String {
         format!("`{}{suffix}`", self.0)
     }
+
+    /// The stored procedure `operation` of this store (`acquire`, `groups`, ...), quoted:
+    /// `` `<table>_<operation>_<PROCEDURE_VERSION>` ``.
+    pub(crate) fn procedure(&self, operation: &str) -> String {
+        self.quoted(&format!("_{operation}_{PROCEDURE_VERSION}"))
+    }
 }
+
+/// The version every procedure's name ends with. A change to a procedure's text takes a new
+/// version: `migrate` then creates the new procedures beside the old ones, which the processes
+/// still running the old code keep calling until they are gone (a procedure is never replaced
+/// in place: MySQL has no `CREATE OR REPLACE PROCEDURE`, and dropping one drops the `EXECUTE`
+/// grants on it).
+pub(crate) const PROCEDURE_VERSION: &str = "v1";
+
+/// The store's procedures, by the operation each serves (the files of `sql/procedures/`).
+pub(crate) const PROCEDURES: [&str; 7] = [
+    "acquire", "renew", "release", "leave", "handover", "leases", "groups",
+];
 
 /// The table's columns, written and read back by the rules every SQL store shares
 /// ([`checkpoint_core::stored::SqlColumns`]).
@@ -87,6 +106,10 @@ mod tests {
         }
         let longest = TableName::parse(&"t".repeat(48)).unwrap();
         assert_eq!(longest.quoted(LONGEST_SUFFIX).len(), 64 + 2);
+        // Routine names have the same limit: every procedure's name fits too.
+        for operation in PROCEDURES {
+            assert!(longest.procedure(operation).len() <= 64 + 2, "{operation}");
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! and [`ExclusiveCheckpointStore`](checkpoint_core::ExclusiveCheckpointStore) with one SQL
 //! statement per hot-path operation (`claim` and a refused `advance` add a read),
 //! [`CheckpointAdmin`](checkpoint_core::CheckpointAdmin), [`LeaseStore`](checkpoint_core::LeaseStore)
-//! (partition leases judged by the server's clock, see [Leases](#leases)) and
+//! (partition leases judged by the server's clock, each operation one `CALL` of a stored
+//! procedure, see [Leases](#leases)) and
 //! [`ParkedStore`](checkpoint_core::parked::ParkedStore). MySQL 8 and MariaDB 10.6 or later
 //! (`JSON_TABLE`); tested on MariaDB 10.11. The `*_in` methods run on the caller's own
 //! connection or transaction, so a read model and its checkpoint commit together; through
@@ -17,7 +18,7 @@
 //! use checkpoint_mysql::MysqlCheckpointStore;
 //!
 //! let store = MysqlCheckpointStore::connect("mysql://app@127.0.0.1:3306/app").await?;
-//! store.migrate().await?; // once, by a role that may CREATE (see Privileges)
+//! store.migrate().await?; // once, by a role that may CREATE and CREATE ROUTINE (see Privileges)
 //!
 //! // Monotonic checkpoints: a save only ever moves forward.
 //! store
@@ -63,6 +64,18 @@
 //!   (`attempts` a `u32`, `parked_at_ms` milliseconds since the Unix epoch by the parking
 //!   process's clock).
 //!
+//! Then it creates seven stored procedures, each unless one of its name exists: `{table}`'s
+//! name followed by `_acquire_v1`, `_renew_v1`, `_release_v1`, `_leave_v1`, `_handover_v1`,
+//! `_leases_v1` (the [leases](#leases)) and `_groups_v1` (`groups`, see [Costs](#costs)), all
+//! `SQL SECURITY INVOKER` (see [Privileges](#privileges)). The suffix `_v1` is their version: a
+//! later release that changes a procedure gives it a new one, so `migrate` creates the new
+//! procedures beside the old ones and the processes still running the old release keep
+//! calling theirs; drop the old ones once none runs. A procedure is never replaced in place
+//! (MySQL has no `CREATE OR REPLACE PROCEDURE`, and `DROP PROCEDURE` also drops the `EXECUTE`
+//! granted on it). Their text is in the crate's `sql/procedures/`;
+//! [`schema_sql`](MysqlCheckpointStore::schema_sql) prints tables and procedures as a script
+//! for the `mysql` client (the procedures under `DELIMITER $$`, a command of that client).
+//!
 //! # Costs
 //!
 //! Round trips as the `round_trips` tests count them on the wire, once each statement is
@@ -77,7 +90,8 @@
 //! | `load`, `list` | one `SELECT` | 1 (counted for a list of 10,002) |
 //! | `claim` | the upsert with `query_fingerprint = COALESCE(query_fingerprint, VALUES(query_fingerprint))`, then a `SELECT .. FOR UPDATE` of the row (MySQL has no `RETURNING`) | 2 |
 //! | `advance` | `UPDATE .. WHERE .. AND position = from`; only when it changes no row, a `SELECT .. FOR UPDATE` on the same connection for [`Error::Moved`](checkpoint_core::Error::Moved) | 1; refused 2 |
-//! | `groups`, `retired` | one `SELECT`, sorted | 1 |
+//! | `groups` | one `CALL` of `{table}_groups_v1`, which walks both tables' primary keys group by group (each step one index dive per table: the first `group_name` after the last one found) in one read-only transaction, and answers one result set per group: its cost follows the number of groups, not of rows, whatever the optimizer's statistics know (a `SELECT DISTINCT` gets its loose index scan only once they know the table) | 1 |
+//! | `retired` | one `SELECT`, sorted | 1 |
 //! | `start_at` | `BEGIN`; whether a tombstone or a checkpoint exists (locking reads); if neither, one `INSERT` of every partition over `JSON_TABLE(?)`; `COMMIT` | 4; refused 3 |
 //! | `retire` | `BEGIN`; the tombstone; `DELETE` of the checkpoints; `COMMIT` | 4 |
 //! | `purge` | `BEGIN`; whether a tombstone or a checkpoint exists (locking reads); if a tombstone, it, any checkpoint left, and the subscription's leases and heartbeats deleted; `COMMIT` | 7; nothing to purge or refused 3 |
@@ -102,8 +116,10 @@
 //! InnoDB's row and gap locks can make two transactions wait for each other; InnoDB then
 //! rolls one back (error 1213). Every operation on the store's pool is run again, up to 5 times
 //! in all after random pauses under 2 ms doubling to 50 ms, when that happens to it: it was
-//! rolled back whole, and each is safe to run again. The batches lock their rows in key order
-//! and the lease statements in partition order, which keeps such meetings rare. The `*_in`
+//! rolled back whole, and each is safe to run again (inside a lease procedure too: its handler
+//! rolls back and `RESIGNAL`s the server's error, so the `CALL` fails with that same 1213). The
+//! batches lock their rows in key order and the lease procedures in partition order, which
+//! keeps such meetings rare. The `*_in`
 //! methods return a deadlock as a retryable error instead: the caller's whole transaction was
 //! rolled back with it.
 //!
@@ -121,37 +137,66 @@
 //! it live, never handed out twice until `purge`; `expires_at_ms`; `handover_requested_by`),
 //! and `{lease_owners}`, one heartbeat per owner.
 //!
-//! **One clock decides expiry: the server's.** Every lease operation is one transaction whose
-//! first statement reads the clock once, as integer milliseconds
+//! **One clock decides expiry: the server's.** Every lease operation is one transaction, run
+//! by its stored procedure, that reads the clock once, as integer milliseconds
 //! (`TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000`: no time
-//! zone enters it); every later statement gets that instant as a parameter, and an expiry is
+//! zone enters it); every later statement of the procedure uses that instant, and an expiry is
 //! that instant plus the duration (rounded up to a millisecond). No client's clock is ever
 //! compared with another's.
 //!
-//! | operation | statements, each one round trip | round trips |
-//! | --- | --- | --- |
-//! | `acquire` | `BEGIN`; the clock and tombstone; the heartbeat's upsert; an `UPDATE` of the owner's live leases; an upsert of the partitions asked for over `JSON_TABLE(?)`, granting only free or expired ones (left out when none are asked for); a `SELECT` of the owner's live leases; `COMMIT` | 7 (6 asking for none), for 1 or 100 partitions |
-//! | `renew` | `BEGIN`; the clock and tombstone; the heartbeat's `UPDATE` if live (none: [`Error::NotHeld`](checkpoint_core::Error::NotHeld), then `ROLLBACK`: 4); an `UPDATE` of the owner's live leases; their `SELECT`; `COMMIT` | 6, for 1 or 100 leases |
-//! | `release` | `BEGIN`; the clock; a `SELECT .. FOR UPDATE` of those the owner holds live; their `UPDATE` (left out when none); `COMMIT` | 5 (4 when none is held) |
-//! | `leave` | `BEGIN`; the clock; the heartbeat's `DELETE`; as `release` for all its leases; `COMMIT` | 6 |
-//! | `request_handover` | `BEGIN`; the clock; one `UPDATE` over `JSON_TABLE(?)`; `COMMIT` | 4 |
-//! | `leases` | `BEGIN`; in one snapshot: the clock; the live leases; the live owners; `COMMIT` | 5 |
+//! **One round trip each: a stored procedure per operation, called with one prepared
+//! `CALL`.** The procedure runs the whole transaction on the server (`START TRANSACTION` …
+//! `COMMIT`, and an exit handler that rolls it back and `RESIGNAL`s any error, so no
+//! transaction is ever left open on the connection) and answers with result sets; a refusal
+//! (a retired subscription: [`Error::Retired`](checkpoint_core::Error::Retired); a renew
+//! without a live heartbeat: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)) is a status
+//! in that answer, not an error message to parse. The alternatives: a single statement is
+//! impossible here (no `RETURNING` on an `UPDATE` or an upsert, no data-modifying CTE, so no
+//! statement both writes and reads back); a multi-statement text request would be one
+//! exchange too, but takes no bound parameters (every name spliced into SQL text), is parsed
+//! at every call, and a statement failing in its middle stops the rest with the transaction
+//! left open, one more round trip to roll back. The procedures' cost is elsewhere: `migrate`
+//! needs `CREATE ROUTINE`, the run-time user `EXECUTE` on them (see
+//! [Privileges](#privileges)), and a change to one takes a new version (see [Schema](#schema)).
+//! The rows are locked in partition order, as before.
 //!
-//! PostgreSQL sends each of these as one statement; MySQL has no `RETURNING` and no
-//! statement that both writes and reads a table back, so a lease operation here is a short
-//! transaction of several (the workspace's `BENCHMARKS.md` measures what that costs against a
-//! save).
+//! | operation | the procedure's transaction (one `CALL`) | round trips |
+//! | --- | --- | --- |
+//! | `acquire` | the clock and the tombstone (retired: status, rolled back); the heartbeat's upsert; an `UPDATE` of the owner's live leases; an upsert of the partitions asked for over `JSON_TABLE`, granting only free or expired ones (left out when none are asked for); the status; a `SELECT .. FOR UPDATE` of the owner's live leases | 1, for 1, 3 or 100 partitions or none |
+//! | `renew` | the clock and the tombstone; the heartbeat, read with a lock (not live: status NotHeld, rolled back); its `UPDATE`; an `UPDATE` of the owner's live leases; the status; their `SELECT .. FOR UPDATE` | 1, for 1 or 100 leases, refused too |
+//! | `release` | the clock; a `SELECT .. FOR UPDATE` of those asked for the owner holds live (the answer); their `UPDATE` | 1, none held too |
+//! | `leave` | the clock; the heartbeat's `DELETE`; as `release` for all its leases | 1 |
+//! | `request_handover` | the clock; one `UPDATE` over `JSON_TABLE` | 1 |
+//! | `leases` | read-only, one snapshot: the clock; the live leases; the live owners | 1 |
+//!
+//! The workspace's `BENCHMARKS.md` measures what they cost against a save.
 //!
 //! # Privileges
 //!
-//! `migrate` needs `CREATE` on the database (MySQL checks it even when every table exists:
-//! run it from a deployment step, not from the service). The store's runtime needs only
-//! `SELECT, INSERT, UPDATE` on `{table}` and `{leases}`, `SELECT` on `{retired}`, and
-//! `SELECT, INSERT, UPDATE, DELETE` on `{lease_owners}` (`leave` deletes the heartbeat) and
-//! `{parked}`; the operations API (`start_at`, `retire`, `purge`) also `DELETE` on `{table}`
-//! and `{leases}` and `INSERT, UPDATE, DELETE` on `{retired}`. `UPDATE` is needed wherever a
-//! statement has `ON DUPLICATE KEY UPDATE`, even when it updates nothing. The runtime user,
-//! as the tests make it:
+//! `migrate` needs `CREATE` and `CREATE ROUTINE` on the database (MySQL checks `CREATE` even
+//! when every table exists: run it from a deployment step, not from the service); dropping a
+//! procedure of an old version takes `ALTER ROUTINE` on it (which the server gives the user
+//! that created it while `automatic_sp_privileges` is on, its default). A server that writes
+//! a binary log asks nothing more: `SUPER` or `log_bin_trust_function_creators` are for stored
+//! functions and triggers, whose bodies the log cannot replay; a procedure's statements are
+//! logged one by one (tested with a statement-based log).
+//!
+//! The procedures are `SQL SECURITY INVOKER`: each statement in them runs with the privileges
+//! of the user who calls, as if that user had sent it. So the run-time user keeps exactly its
+//! table grants, a procedure lends it nothing (`DEFINER`, the default, would run them with
+//! the migrating user's privileges), and no definer account has to outlive the migration (a
+//! `DEFINER` procedure fails once its definer is dropped). What it costs: `EXECUTE` on each
+//! procedure the user calls, on top of those grants.
+//!
+//! The store's runtime needs `SELECT, INSERT, UPDATE` on `{table}` and `{leases}`, `SELECT` on
+//! `{retired}`, `SELECT, INSERT, UPDATE, DELETE` on `{lease_owners}` (`leave` deletes the
+//! heartbeat) and `{parked}`, and `EXECUTE` on the six lease procedures; the operations API
+//! (`start_at`, `retire`, `purge`, `groups`) also `DELETE` on `{table}` and `{leases}`,
+//! `INSERT, UPDATE, DELETE` on `{retired}` and `EXECUTE` on `{table}_groups_v1`. `UPDATE` is
+//! needed wherever a statement has `ON DUPLICATE KEY UPDATE`, even when it updates nothing. A
+//! `GRANT` on a procedure names one that exists: grant after `migrate`, and again for the new
+//! names after a `migrate` that created a new version. The runtime user and the migrating
+//! user, as the tests make them:
 //!
 //! ```sql
 //! CREATE USER 'checkpoints_app'@'%' IDENTIFIED BY '…';
@@ -160,6 +205,15 @@
 //! GRANT SELECT, INSERT, UPDATE ON app.checkpoints_leases TO 'checkpoints_app'@'%';
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON app.checkpoints_lease_owners TO 'checkpoints_app'@'%';
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON app.checkpoints_parked TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_acquire_v1 TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_renew_v1 TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_release_v1 TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_leave_v1 TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_handover_v1 TO 'checkpoints_app'@'%';
+//! GRANT EXECUTE ON PROCEDURE app.checkpoints_leases_v1 TO 'checkpoints_app'@'%';
+//!
+//! CREATE USER 'checkpoints_migrate'@'%' IDENTIFIED BY '…';
+//! GRANT CREATE, CREATE ROUTINE ON app.* TO 'checkpoints_migrate'@'%';
 //! ```
 //!
 //! # TLS
@@ -190,8 +244,10 @@
 //! Failures of sqlx or the server are [`Error::Backend`](checkpoint_core::Error::Backend)
 //! with the sqlx error as `source`. They are retryable for a lost or killed connection, a pool
 //! timeout, too many connections, a server shutting down or read-only, a lock wait timeout, a
-//! deadlock and an interrupted statement; other errors (a missing table, a denied privilege)
-//! are not.
+//! deadlock and an interrupted statement; other errors (a missing table or procedure, a
+//! denied privilege) are not. An error inside a procedure is the server's own error, as if
+//! the statement that failed had been sent alone (the procedure rolls back and `RESIGNAL`s
+//! it).
 #![cfg_attr(
     not(test),
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)

@@ -42,13 +42,29 @@ async fn store_on_own_table(prefix: &str) -> MysqlCheckpointStore {
     store
 }
 
-/// Closes the store's pool and drops every table of it.
+/// The suffixes of the procedures a store on `table` creates.
+const PROCEDURE_SUFFIXES: [&str; 7] = [
+    "_acquire_v1",
+    "_renew_v1",
+    "_release_v1",
+    "_leave_v1",
+    "_handover_v1",
+    "_leases_v1",
+    "_groups_v1",
+];
+
+/// Closes the store's pool and drops every table and procedure of it.
 async fn drop_tables(store: MysqlCheckpointStore) {
     store.pool().close().await;
-    let statements: Vec<String> = TABLE_SUFFIXES
+    let mut statements: Vec<String> = TABLE_SUFFIXES
         .iter()
         .map(|suffix| format!("DROP TABLE `{}{suffix}`", store.table()))
         .collect();
+    statements.extend(
+        PROCEDURE_SUFFIXES
+            .iter()
+            .map(|suffix| format!("DROP PROCEDURE `{}{suffix}`", store.table())),
+    );
     support::admin_sql(&statements).await;
 }
 
@@ -266,9 +282,11 @@ async fn start_at_refuses_whole() {
 }
 
 /// A table name of 48 bytes, the longest accepted, works end to end: every operation of every
-/// trait, on each of the five tables (the longest name the store makes from it, the lease
-/// table's index `<name>_leases_by_owner`, is MySQL's limit of 64). One byte more is refused
-/// with `InvalidInput` before anything is sent, as is anything that is not a plain identifier.
+/// trait, on each of the five tables and through the seven procedures named after it (the
+/// longest name the store makes from it, the lease table's index `<name>_leases_by_owner`, is
+/// MySQL's limit of 64). One byte more is refused with `InvalidInput` before anything is sent,
+/// as is anything that is not a plain identifier. `DROP PROCEDURE` (without `IF EXISTS`) at
+/// the end fails the test if a procedure is missing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() {
     let base = support::unique_ident("cp48");
@@ -291,6 +309,60 @@ async fn table_names_at_the_limit_work_end_to_end_and_longer_ones_are_refused() 
     assert_eq!(tables, want);
     assert_eq!(index, [format!("{table}_leases_by_owner")]);
     assert_eq!(index[0].len(), 64);
+}
+
+/// `schema_sql` is a script for the `mysql` client: split as that client splits a file (at
+/// `;`, and at `$$` between `DELIMITER $$` and `DELIMITER ;`, the procedures' bodies holding
+/// `;`), it is the five tables and the seven procedures, which create what `migrate` does: a
+/// store on them, never migrated, runs every operation of every trait, and each procedure is
+/// there to drop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_sql_run_as_the_mysql_client_runs_it_creates_what_migrate_does() {
+    let table = support::unique_ident("cp_ddl");
+    let store = store_on(&table).await;
+    let statements = client_statements(&store.schema_sql());
+    assert_eq!(
+        statements.len(),
+        TABLE_SUFFIXES.len() + PROCEDURE_SUFFIXES.len(),
+        "{statements:#?}"
+    );
+    support::admin_sql(&statements).await;
+    let outcome = exercise_every_operation(&store).await;
+    let (tables, want, _) = tables_and_lease_index_named_after(&table).await;
+    drop_tables(store).await;
+    outcome.unwrap_or_else(|error| panic!("{}", checkpoint_conformance::error_chain(&error)));
+    assert_eq!(tables, want);
+}
+
+/// `script` split into statements as the `mysql` client splits a file: at its delimiter, `;`
+/// until a `DELIMITER` line names another; the delimiter itself is not sent.
+fn client_statements(script: &str) -> Vec<String> {
+    let (mut delimiter, mut current, mut statements) = (";".to_owned(), String::new(), vec![]);
+    for line in script.lines() {
+        if let Some(next) = line.trim().strip_prefix("DELIMITER ") {
+            assert!(
+                current.trim().is_empty(),
+                "unterminated before DELIMITER: {current}"
+            );
+            delimiter = next.trim().to_owned();
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+        if let Some(statement) = current.trim_end().strip_suffix(delimiter.as_str()) {
+            statements.push(statement.trim().to_owned());
+            current.clear();
+        }
+    }
+    assert!(
+        current.trim().is_empty(),
+        "unterminated at the end: {current}"
+    );
+    assert_eq!(
+        delimiter, ";",
+        "the script leaves the client's delimiter changed"
+    );
+    statements
 }
 
 /// One byte more than the 48-byte `table`, and names that are not plain identifiers, are refused

@@ -7,6 +7,7 @@ mod bad_input;
 mod batches;
 mod faults;
 mod kit;
+mod procedures;
 mod round_trips;
 mod security;
 mod stress;

@@ -15,6 +15,9 @@
 //!   and so is a large result set (10,002 rows): the server streams the rows after one request.
 //! - A transaction's `BEGIN` and its `COMMIT` (or `ROLLBACK`) are one exchange each, so an
 //!   operation that the crate doc lists as *n* statements in a transaction takes *n* + 2.
+//! - A `CALL` of one of the store's procedures (every lease operation, and `groups`) is one
+//!   exchange, prepared like any statement: the server runs the procedure's whole transaction
+//!   and sends every result set it produces, then the `CALL`'s own status, as one answer.
 //! - Through the store's pool, the caller waits for the operation's exchanges only; then sqlx
 //!   0.9 pings the connection as it goes back to the pool (`COM_PING` → OK, in a task of its
 //!   own after the call has returned; sqlx has no setting to turn it off; there is no
@@ -552,11 +555,11 @@ async fn measure_retire_and_purge(
         store.purge(group, "never")
     )
     .unwrap();
-    // One SELECT.
+    // One CALL of the groups procedure, whose answer is one result set per group.
     measure_pooled!(measured, proxy, store, "groups", 1, store.groups()).unwrap();
 }
 
-/// Every lease statement once, so each is prepared on the pool's one connection.
+/// Every lease procedure's CALL once, so each is prepared on the pool's one connection.
 async fn warm_up_leases(store: &MysqlCheckpointStore, group: &str) {
     use checkpoint_core::LeaseStore;
 
@@ -581,11 +584,11 @@ async fn warm_up_leases(store: &MysqlCheckpointStore, group: &str) {
     settle(store).await;
 }
 
-/// The leases through the pool: each operation one transaction, `BEGIN` and `COMMIT` (or
-/// `ROLLBACK` when refused) around the statements the crate doc's Leases table lists, whatever
-/// the number of partitions or of leases renewed (1, then 100).
+/// The leases through the pool: each operation one `CALL` of its procedure, one exchange,
+/// whatever the number of partitions or of leases renewed (1, then 100), refusals included,
+/// as the crate doc's Leases table says.
 #[tokio::test(flavor = "current_thread")]
-async fn each_lease_operation_takes_its_statements_and_begin_and_commit() {
+async fn each_lease_operation_is_one_call_of_its_procedure() {
     let proxy = proxy().await;
     let store = pooled_through(&proxy).await;
     let group = fresh_group("round-trips-leases");
@@ -613,27 +616,24 @@ async fn measure_acquire_and_renew(
     use checkpoint_core::LeaseStore;
 
     let hundred: Vec<u32> = (1..=100).collect();
-    // acquire: BEGIN; the clock and tombstone; the heartbeat's upsert; the UPDATE extending
-    // the owner's live leases; the grant over JSON_TABLE(?); the SELECT of the owner's live
-    // leases; COMMIT.
+    // Every lease operation: one CALL of its procedure, which runs the whole transaction on
+    // the server and answers with its result sets.
     let acquired = measure_pooled!(
         measured,
         proxy,
         store,
         "acquire of 1",
-        7,
+        1,
         store.acquire(group, "t", "a", &[0], duration)
     )
     .unwrap();
     assert_eq!(acquired.granted.len(), 1);
-    // renew: BEGIN; the clock and tombstone; the heartbeat's UPDATE; the UPDATE extending the
-    // owner's live leases; their SELECT; COMMIT.
     let renewed = measure_pooled!(
         measured,
         proxy,
         store,
         "renew of 1 lease",
-        6,
+        1,
         store.renew(group, "t", "a", duration)
     )
     .unwrap();
@@ -643,7 +643,7 @@ async fn measure_acquire_and_renew(
         proxy,
         store,
         "acquire of 100",
-        7,
+        1,
         store.acquire(group, "u", "a", &hundred, duration)
     )
     .unwrap();
@@ -653,7 +653,7 @@ async fn measure_acquire_and_renew(
         proxy,
         store,
         "renew of 100 leases",
-        6,
+        1,
         store.renew(group, "u", "a", duration)
     )
     .unwrap();
@@ -671,24 +671,24 @@ async fn measure_heartbeat_only_and_refused_renew(
 ) {
     use checkpoint_core::LeaseStore;
 
-    // No partition asked for: the grant is left out.
+    // No partition asked for: the procedure leaves the grant out.
     let acquired = measure_pooled!(
         measured,
         proxy,
         store,
         "acquire of none (heartbeat only)",
-        6,
+        1,
         store.acquire(group, "u", "b", &[], duration)
     )
     .unwrap();
     assert!(acquired.granted.is_empty());
-    // BEGIN; the clock; the heartbeat's UPDATE finds no live heartbeat (NotHeld); ROLLBACK.
+    // The procedure finds no live heartbeat, rolls back and answers with the status NotHeld.
     let not_held = measure_pooled!(
         measured,
         proxy,
         store,
         "renew refused (NotHeld)",
-        4,
+        1,
         store.renew(group, "u", "nobody", duration)
     );
     assert!(
@@ -713,62 +713,57 @@ async fn measure_handover_leases_release_and_leave(
         proxy,
         store,
         "acquire of 3",
-        7,
+        1,
         store.acquire(group, "s", "a", &[2, 0, 1], duration)
     )
     .unwrap();
     assert_eq!(acquired.granted.len(), 3);
-    // BEGIN; the clock; the UPDATE over JSON_TABLE(?); COMMIT.
     measure_pooled!(
         measured,
         proxy,
         store,
         "request_handover",
-        4,
+        1,
         store.request_handover(group, "s", "b", &[0, 1])
     )
     .unwrap();
-    // BEGIN; the clock; the live leases; the live owners; COMMIT.
+    // The clock, the live leases and the live owners: three result sets of one answer.
     let table = measure_pooled!(
         measured,
         proxy,
         store,
         "leases",
-        5,
+        1,
         store.leases(group, "s")
     )
     .unwrap();
     assert_eq!(table.leases.len(), 3);
-    // BEGIN; the clock; the SELECT .. FOR UPDATE of those held live; their UPDATE; COMMIT.
     let released = measure_pooled!(
         measured,
         proxy,
         store,
         "release",
-        5,
+        1,
         store.release(group, "s", "a", &[0, 5])
     )
     .unwrap();
     assert_eq!((released.released, released.not_held), (vec![0], vec![5]));
-    // None held: the UPDATE is left out.
     let released = measure_pooled!(
         measured,
         proxy,
         store,
         "release of none held",
-        4,
+        1,
         store.release(group, "s", "a", &[0])
     )
     .unwrap();
     assert_eq!((released.released, released.not_held), (vec![], vec![0]));
-    // BEGIN; the clock; the heartbeat's DELETE; the SELECT .. FOR UPDATE of the owner's live
-    // leases; their UPDATE; COMMIT.
     let left = measure_pooled!(
         measured,
         proxy,
         store,
         "leave",
-        6,
+        1,
         store.leave(group, "s", "a")
     )
     .unwrap();

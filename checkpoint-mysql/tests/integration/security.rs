@@ -42,13 +42,22 @@ const SECRET: &str = "s3cr3t-Pw-0c4d9e";
 const RUNTIME_USER: &str = "checkpoint_runtime";
 
 /// The run-time privileges on each of the store's tables, as the crate doc states them.
-const RUNTIME_GRANTS: [(&str, &str); 5] = [
+pub const RUNTIME_GRANTS: [(&str, &str); 5] = [
     ("", "SELECT, INSERT, UPDATE"),
     ("_retired", "SELECT"),
     ("_leases", "SELECT, INSERT, UPDATE"),
     ("_lease_owners", "SELECT, INSERT, UPDATE, DELETE"),
     ("_parked", "SELECT, INSERT, UPDATE, DELETE"),
 ];
+
+/// Every procedure `migrate` creates, as `<table>_<operation>_v1`: the operator may run
+/// (`EXECUTE`) all of them, as the crate doc states.
+pub const PROCEDURES: [&str; 7] = [
+    "acquire", "renew", "release", "leave", "handover", "leases", "groups",
+];
+
+/// The procedures the run-time user may run: the lease operations' (all but `groups`).
+pub const RUNTIME_PROCEDURES: &[&str] = PROCEDURES.split_at(6).0;
 
 /// The operator's privileges (the operations API) beyond the run-time ones.
 const OPERATOR_GRANTS: [(&str, &str); 5] = [
@@ -59,8 +68,14 @@ const OPERATOR_GRANTS: [(&str, &str); 5] = [
     ("_parked", "SELECT, INSERT, UPDATE, DELETE"),
 ];
 
-/// The statements that create `user` with exactly `grants` on the tables of `table`.
-fn user_with(user: &str, password: &str, table: &str, grants: &[(&str, &str)]) -> Vec<String> {
+/// The statements that create `user` with exactly `grants` on the tables of `table` and
+/// `EXECUTE` on its `procedures`.
+pub fn user_with(
+    user: &str,
+    password: &str,
+    table: &str,
+    (grants, procedures): (&[(&str, &str)], &[&str]),
+) -> Vec<String> {
     let mut statements = vec![
         format!("DROP USER IF EXISTS '{user}'@'%'"),
         format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'"),
@@ -68,6 +83,11 @@ fn user_with(user: &str, password: &str, table: &str, grants: &[(&str, &str)]) -
     for (suffix, privileges) in grants {
         statements.push(format!(
             "GRANT {privileges} ON `{table}{suffix}` TO '{user}'@'%'"
+        ));
+    }
+    for operation in procedures {
+        statements.push(format!(
+            "GRANT EXECUTE ON PROCEDURE `{table}_{operation}_v1` TO '{user}'@'%'"
         ));
     }
     statements
@@ -86,7 +106,7 @@ pub async fn runtime_role_store() -> MysqlCheckpointStore {
                 RUNTIME_USER,
                 SECRET,
                 "checkpoints",
-                &RUNTIME_GRANTS,
+                (&RUNTIME_GRANTS, RUNTIME_PROCEDURES),
             ))
             .await;
         })
@@ -102,16 +122,28 @@ pub async fn runtime_role_store() -> MysqlCheckpointStore {
         .fetch_all(store.pool())
         .await
         .unwrap();
-    assert_eq!(grants.len(), 1 + RUNTIME_GRANTS.len(), "{grants:#?}");
+    assert_eq!(
+        grants.len(),
+        1 + RUNTIME_GRANTS.len() + RUNTIME_PROCEDURES.len(),
+        "{grants:#?}"
+    );
     assert!(grants[0].starts_with("GRANT USAGE ON *.*"), "{grants:#?}");
-    for (suffix, privileges) in RUNTIME_GRANTS {
-        let table = format!("`checkpoints{suffix}`");
+    let tables = RUNTIME_GRANTS.iter().map(|(suffix, privileges)| {
+        (
+            format!("GRANT {privileges} ON "),
+            format!("`checkpoints{suffix}`"),
+        )
+    });
+    let procedures = RUNTIME_PROCEDURES.iter().map(|operation| {
+        let grant = "GRANT EXECUTE ON PROCEDURE ".to_owned();
+        (grant, format!("`checkpoints_{operation}_v1`"))
+    });
+    for (grant, object) in tables.chain(procedures) {
         assert!(
             grants
                 .iter()
-                .any(|grant| grant.contains(&format!("GRANT {privileges} ON "))
-                    && grant.contains(&table)),
-            "{table}: {grants:#?}"
+                .any(|shown| shown.starts_with(&grant) && shown.contains(&object)),
+            "{grant}{object}: {grants:#?}"
         );
     }
     store
@@ -404,10 +436,10 @@ impl LeastPrivilege<MysqlEngine> for support::Server {
     }
 
     async fn create_user(&self, user: &str, password: &str, table: &str, grants: Grants) {
-        let grants: &[(&str, &str)] = match grants {
-            Grants::Operator => &OPERATOR_GRANTS,
-            Grants::Runtime => &RUNTIME_GRANTS,
-            Grants::WithoutUpdate => &[("", "SELECT, INSERT"), ("_retired", "SELECT")],
+        let grants: (&[(&str, &str)], &[&str]) = match grants {
+            Grants::Operator => (&OPERATOR_GRANTS, &PROCEDURES),
+            Grants::Runtime => (&RUNTIME_GRANTS, RUNTIME_PROCEDURES),
+            Grants::WithoutUpdate => (&[("", "SELECT, INSERT"), ("_retired", "SELECT")], &[]),
         };
         support::admin_sql(&user_with(user, password, table, grants)).await;
     }
@@ -457,6 +489,8 @@ impl LeastPrivilege<MysqlEngine> for support::Server {
         for suffix in ["", "_retired", "_leases", "_lease_owners", "_parked"] {
             cleanup.push(format!("DROP TABLE `{table}{suffix}`"));
         }
+        let procedures = PROCEDURES.iter();
+        cleanup.extend(procedures.map(|name| format!("DROP PROCEDURE `{table}_{name}_v1`")));
         support::admin_sql(&cleanup).await;
     }
 }
