@@ -8,6 +8,9 @@
 -- 2. Every lease the owner holds live now expires with the heartbeat; an expired one is not
 --    revived. Returns them. "Now" is the heartbeat's expiry less ?4: the instant statement 1
 --    read, so one instant judges every expiry of the call.
+--    `INDEXED BY {leases_by_owner}`: without it SQLite's planner searches the primary key by
+--    (group, subscription), reading every lease of the subscription (136 µs against 9 µs
+--    with 2,000 leases in it, measured with SQLite 3.40).
 -- 3. Grants each partition asked for that has no lease yet (epoch 1) or whose lease is free
 --    or expired (epoch + 1), with the heartbeat's expiry, and clears any handover request. A
 --    lease held live, by this owner (extended by 2) or by another (refused), is left
@@ -18,7 +21,7 @@ WHERE NOT EXISTS (SELECT 1 FROM {retired} WHERE group_name = ?1 AND subscription
 ON CONFLICT (group_name, subscription, owner) DO UPDATE
 SET expires_at_ms = excluded.expires_at_ms
 RETURNING -1, 0, NULL;
-UPDATE {leases}
+UPDATE {leases} INDEXED BY {leases_by_owner}
 SET expires_at_ms = (
     SELECT expires_at_ms FROM {lease_owners}
     WHERE group_name = ?1 AND subscription = ?2 AND owner = ?3

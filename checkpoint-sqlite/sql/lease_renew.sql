@@ -9,12 +9,15 @@
 -- 3. Every lease the owner holds live now expires with the heartbeat; an expired one is not
 --    revived. Returns them. "Now" is the heartbeat's expiry less ?4: the instant statement 2
 --    read.
+--    `INDEXED BY {leases_by_owner}`: without it SQLite's planner searches the primary key by
+--    (group, subscription), reading every lease of the subscription (136 µs against 9 µs
+--    with 2,000 leases in it, measured with SQLite 3.40).
 SELECT -2, EXISTS (SELECT 1 FROM {retired} WHERE group_name = ?1 AND subscription = ?2), NULL;
 UPDATE {lease_owners} SET expires_at_ms = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?4
 WHERE group_name = ?1 AND subscription = ?2 AND owner = ?3
     AND expires_at_ms > CAST(unixepoch('subsec') * 1000 AS INTEGER)
 RETURNING -1, 0, NULL;
-UPDATE {leases}
+UPDATE {leases} INDEXED BY {leases_by_owner}
 SET expires_at_ms = (
     SELECT expires_at_ms FROM {lease_owners}
     WHERE group_name = ?1 AND subscription = ?2 AND owner = ?3
