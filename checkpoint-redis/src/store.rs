@@ -358,7 +358,7 @@ where
         let key = layout::group_key(&self.prefix, group);
         // One entry per field, so the script never compares an entry with another of the same
         // batch; the highest of repeats wins, as the contract asks.
-        let entries = checkpoint_core::batch::highest_per_key(checkpoints);
+        let entries = requests::highest_per_key(checkpoints);
         let span = tracing::Span::current();
         span.record("chunks", entries.len().div_ceil(self.save_all_chunk));
         self.on_connection(Operation::SaveAll, |mut connection| async move {

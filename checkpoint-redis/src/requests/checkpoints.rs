@@ -167,16 +167,33 @@ pub(crate) async fn save<C: ConnectionLike>(
     Ok(moved == 1)
 }
 
+/// One entry per (subscription, partition), the one of the highest position among repeats,
+/// sorted by subscription and partition: what
+/// [`checkpoint_core::batch::highest_per_key`] returns, borrowed from the batch instead of
+/// copied (no hash map, no `String` per entry), and a batch that comes sorted without repeats
+/// is not sorted again.
+pub(crate) fn highest_per_key(checkpoints: &[Checkpoint]) -> Vec<&Checkpoint> {
+    fn key(checkpoint: &Checkpoint) -> (&str, u32) {
+        (&checkpoint.subscription, checkpoint.partition)
+    }
+    let mut entries: Vec<&Checkpoint> = checkpoints.iter().collect();
+    if !entries.windows(2).all(|pair| key(pair[0]) < key(pair[1])) {
+        // The highest position first among repeats, which `dedup_by` keeps.
+        entries.sort_unstable_by(|a, b| key(a).cmp(&key(b)).then(b.position.cmp(&a.position)));
+        entries.dedup_by(|later, kept| key(later) == key(kept));
+    }
+    entries
+}
+
 /// `save_all.lua`, one call per chunk of at most `chunk` entries, all calls in one pipeline:
 /// the client waits for one round of replies, and the server still runs each chunk as a short
 /// script of its own. Every chunk uses the group's key, so on a cluster the pipeline goes to
 /// one node, and `ack`'s `WAIT` ends it. `entries` holds one entry per key, sorted by
-/// subscription ([`checkpoint_core::batch::highest_per_key`]). Returns how many checkpoints
-/// moved.
+/// subscription ([`highest_per_key`]). Returns how many checkpoints moved.
 pub(crate) async fn save_all<C: ConnectionLike>(
     connection: &mut C,
     key: &str,
-    entries: &[Checkpoint],
+    entries: &[&Checkpoint],
     chunk: usize,
     ack: Option<ReplicaAck>,
 ) -> Result<i64, Error> {
@@ -195,7 +212,7 @@ pub(crate) async fn save_all<C: ConnectionLike>(
 /// One call of `save_all.lua` (see its header): the number of entries, their fields, their
 /// positions, then each run of entries of one subscription as the subscription and the run's
 /// length (one run per subscription, the entries being sorted by subscription).
-fn save_all_call(key: &str, retired: &str, chunk: &[Checkpoint]) -> ScriptCall {
+fn save_all_call(key: &str, retired: &str, chunk: &[&Checkpoint]) -> ScriptCall {
     let mut call = SAVE_ALL.call();
     call.key(key).key(retired).arg(chunk.len());
     for checkpoint in chunk {
@@ -290,6 +307,28 @@ pub(crate) async fn advance<'a, C: ConnectionLike>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The borrowed dedupe keeps what the core's does, in the same order, whatever the
+        /// batch's order and repeats.
+        #[test]
+        fn highest_per_key_is_the_cores(
+            batch in proptest::collection::vec(("[ab]{1,2}", 0u32..4, 0u64..6), 0..40),
+            sorted in proptest::bool::ANY,
+        ) {
+            let mut batch: Vec<Checkpoint> = batch
+                .into_iter()
+                .map(|(subscription, partition, position)| {
+                    Checkpoint::new(subscription, partition, position)
+                })
+                .collect();
+            if sorted {
+                batch.sort();
+            }
+            let ours: Vec<Checkpoint> = highest_per_key(&batch).into_iter().cloned().collect();
+            proptest::prop_assert_eq!(ours, checkpoint_core::batch::highest_per_key(&batch));
+        }
+    }
 
     #[test]
     fn every_script_starts_with_the_shared_helpers_once() {

@@ -24,7 +24,9 @@ mod parked;
 mod scripts;
 
 pub(crate) use admin::{purge, retire, retired_names, start_at};
-pub(crate) use checkpoints::{SAVE_SCRIPT, advance, claim, list, load, save, save_all};
+pub(crate) use checkpoints::{
+    SAVE_SCRIPT, advance, claim, highest_per_key, list, load, save, save_all,
+};
 pub(crate) use groups::groups;
 pub(crate) use lease::{LeaseNames, acquire, leases, leave, release, renew, request_handover};
 pub(crate) use parked::{park, parked, retry_parked, unpark};

@@ -275,6 +275,11 @@ async fn save_all_refuses_to_write_over_a_corrupt_value<C: Conn>(store: &RedisCh
         "5|ab",
         "12a|x",
         "-1",
+        // Numbers of as many digits as their length, which only the script's search for the
+        // letters of an exponent or a hexadecimal number refuses (100, 100, 10,000,000).
+        "1e2",
+        "1E2",
+        "0x989680",
     ] {
         let group = fresh_group("redis-save-all-corrupt");
         raw_set(store, &group, &[("0:s", "1"), ("1:s", corrupt)]).await;
