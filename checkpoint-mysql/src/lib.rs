@@ -151,14 +151,17 @@
 //! (a retired subscription: [`Error::Retired`](checkpoint_core::Error::Retired); a renew
 //! without a live heartbeat: [`Error::NotHeld`](checkpoint_core::Error::NotHeld)) is a status
 //! in that answer, not an error message to parse. The alternatives: a single statement is
-//! impossible here (no `RETURNING` on an `UPDATE` or an upsert, no data-modifying CTE, so no
-//! statement both writes and reads back); a multi-statement text request would be one
+//! impossible here (MySQL has no `RETURNING`, MariaDB none on `UPDATE`, neither a
+//! data-modifying CTE: no statement extends an owner's leases and reads them back); a multi-statement text request would be one
 //! exchange too, but takes no bound parameters (every name spliced into SQL text), is parsed
 //! at every call, and a statement failing in its middle stops the rest with the transaction
 //! left open, one more round trip to roll back. The procedures' cost is elsewhere: `migrate`
 //! needs `CREATE ROUTINE`, the run-time user `EXECUTE` on them (see
 //! [Privileges](#privileges)), and a change to one takes a new version (see [Schema](#schema)).
-//! The rows are locked in partition order, as before.
+//! The rows are locked in partition order. Since a procedure's `START TRANSACTION`
+//! would commit whatever transaction is open on its connection, the lease operations and
+//! `groups` run only on the store's pool (there is no `*_in` variant of them); call the
+//! procedures yourself only outside a transaction.
 //!
 //! | operation | the procedure's transaction (one `CALL`) | round trips |
 //! | --- | --- | --- |
