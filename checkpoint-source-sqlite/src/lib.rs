@@ -141,6 +141,7 @@ mod growth;
 mod read;
 mod source;
 mod table;
+mod writer;
 
 use std::time::Duration;
 

@@ -2,19 +2,19 @@
 //! helpers.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use checkpoint_core::source::SourceError;
-use sqlx::Sqlite;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
 };
-use tokio::sync::{Mutex, OnceCell, watch};
+use tokio::sync::{Mutex, OnceCell, mpsc, oneshot, watch};
 
 use crate::error::{backend, other_partition_count};
 use crate::table::{Statements, sql};
+use crate::writer::{Request, Writer, insert};
 use crate::{DEFAULT_BUSY_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_TABLE};
 
 /// A log source over an event table in an SQLite database: see the [crate documentation](crate)
@@ -44,6 +44,9 @@ pub(crate) struct Shared {
     /// The connection whose `PRAGMA data_version` tells whether another connection committed,
     /// and the version it saw last. One connection, because the version is per connection.
     pub(crate) watcher: Mutex<Option<(SqliteConnection, i64)>>,
+    /// The queue of [`append`](SqliteSource::append)'s writer task (`writer.rs`), started by
+    /// the first append; the task ends when this sender is dropped with the last clone.
+    appends: OnceLock<mpsc::UnboundedSender<Request>>,
 }
 
 impl SqliteSource {
@@ -203,10 +206,17 @@ impl SqliteSource {
         Ok(())
     }
 
-    /// Appends `payload` (under `key`) to `partition` in a transaction of its own, at the
-    /// position after the partition's last, and returns that position. Readers in this
-    /// process that [`wait`](checkpoint_core::source::Source::wait) wake at once; other
-    /// processes' within their poll interval.
+    /// Appends `payload` (under `key`) to `partition` at the position after the partition's
+    /// last, and returns that position once the entry is committed. Readers in this process
+    /// that [`wait`](checkpoint_core::source::Source::wait) wake at once; other processes'
+    /// within their poll interval.
+    ///
+    /// The appends of this source (and its clones) that wait at the same moment are committed
+    /// together, by one task, in one `BEGIN IMMEDIATE` transaction: one write lock and one
+    /// `fsync` for all of them instead of one each, one after another (group commit; see
+    /// `writer.rs`). Each still fails only for its own reason: a batch that fails is tried
+    /// again one append at a time. An append whose caller is cancelled may still be committed,
+    /// as one in a transaction of its own may be.
     ///
     /// # Errors
     ///
@@ -221,16 +231,35 @@ impl SqliteSource {
     ) -> Result<u64, SourceError> {
         SourceError::check_partition(partition, self.count())?;
         self.ensure_setup().await?;
-        let table = self.table();
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| backend("append", table, e))?;
-        let position = self.append_in(&mut tx, partition, key, payload).await?;
-        tx.commit().await.map_err(|e| backend("append", table, e))?;
-        self.notify_appended();
-        Ok(position)
+        let (reply, committed) = oneshot::channel();
+        let request = Request {
+            partition,
+            key: key.map(str::to_owned),
+            payload: payload.to_vec(),
+            reply,
+        };
+        let gone = || SourceError::Backend {
+            backend: crate::BACKEND,
+            operation: "append",
+            retryable: true,
+            source: "the source's writer task ended (its runtime is shutting down)".into(),
+        };
+        self.appends().send(request).map_err(|_| gone())?;
+        committed.await.map_err(|_| gone())?
+    }
+
+    /// The writer task's queue, starting the task at the first append.
+    fn appends(&self) -> &mpsc::UnboundedSender<Request> {
+        self.shared.appends.get_or_init(|| {
+            let (sender, requests) = mpsc::unbounded_channel();
+            let writer = Writer {
+                pool: self.pool.clone(),
+                statements: Arc::clone(&self.statements),
+                changes: self.shared.changes.clone(),
+            };
+            tokio::spawn(writer.run(requests));
+            sender
+        })
     }
 
     /// Appends `payload` (under `key`) to `partition` on the caller's connection, normally
@@ -253,23 +282,7 @@ impl SqliteSource {
     ) -> Result<u64, SourceError> {
         SourceError::check_partition(partition, self.count())?;
         self.ensure_setup().await?;
-        let position: i64 = sqlx::query_scalar::<Sqlite, i64>(sql(&self.statements.append))
-            .bind(i64::from(partition))
-            .bind(key)
-            .bind(payload)
-            .fetch_one(connection)
-            .await
-            .map_err(|e| backend("append", self.table(), e))?;
-        let position = u64::try_from(position).map_err(|_| SourceError::Setup {
-            backend: crate::BACKEND,
-            message: format!(
-                "the event table \"{}\" holds a negative position in partition {partition}: \
-                 entries must be written by `append` or `append_in` only",
-                self.table()
-            ),
-        })?;
-        SourceError::check_position(position)?;
-        Ok(position)
+        insert(connection, &self.statements, partition, key, payload).await
     }
 
     /// Wakes every reader of this process waiting on this source (or a clone): call it after

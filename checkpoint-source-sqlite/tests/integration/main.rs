@@ -3,6 +3,7 @@
 //! clause. Every test works on a fresh database file under `std::env::temp_dir()`, so no
 //! server or environment variable is needed and all tests run in parallel.
 
+mod group_commit;
 mod growth;
 mod kit;
 mod processes;
