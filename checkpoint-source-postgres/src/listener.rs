@@ -44,6 +44,9 @@ struct Signals {
     /// partitions may grow while the source runs. A notification of a partition nobody waits
     /// on bumps nothing.
     partitions: Mutex<BTreeMap<u32, watch::Sender<u64>>>,
+    /// Bumped at every notification, whatever its partition: a transaction ended, so the
+    /// horizon may have moved for a waiter whose entries wait behind an older transaction.
+    any: watch::Sender<u64>,
     listening: watch::Sender<bool>,
 }
 
@@ -56,12 +59,14 @@ impl Signals {
     }
 
     fn bump(&self, partition: u32) {
+        self.any.send_modify(|count| *count = count.wrapping_add(1));
         if let Some(sender) = self.partitions().get(&partition) {
             sender.send_modify(|count| *count = count.wrapping_add(1));
         }
     }
 
     fn bump_all(&self) {
+        self.any.send_modify(|count| *count = count.wrapping_add(1));
         for sender in self.partitions().values() {
             sender.send_modify(|count| *count = count.wrapping_add(1));
         }
@@ -88,6 +93,7 @@ impl Wakeups {
     pub(crate) async fn start(pool: &PgPool, channel: String, first: Duration) -> Self {
         let signals = Arc::new(Signals {
             partitions: Mutex::new(BTreeMap::new()),
+            any: watch::channel(0).0,
             listening: watch::channel(false).0,
         });
         let options = (*pool.connect_options())
@@ -109,6 +115,13 @@ impl Wakeups {
             .entry(partition)
             .or_insert_with(|| watch::channel(0).0)
             .subscribe();
+        receiver.borrow_and_update();
+        receiver
+    }
+
+    /// A receiver of the counter of every notification, with its current value seen.
+    pub(crate) fn subscribe_any(&self) -> watch::Receiver<u64> {
+        let mut receiver = self.signals.any.subscribe();
         receiver.borrow_and_update();
         receiver
     }

@@ -29,6 +29,13 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// older transaction to end (no notification says when that happens).
 const MAX_HORIZON_PAUSE: Duration = Duration::from_millis(50);
 
+/// How many of [`Source::wait`]'s pauses behind an older transaction a notification of any
+/// partition may cut short (after that, only this partition's notifications and the pauses
+/// wake it): enough for the transactions of concurrent writers, which end within a commit's
+/// time (the first four pauses add up to at most 15 ms), and a bound on the reads a long
+/// transaction causes while others write.
+const HORIZON_ANY_WAKES: u32 = 4;
+
 /// The pauses of [`Source::wait`] between two reads while committed entries wait for an older
 /// transaction to end: from 1 ms doubling to [`MAX_HORIZON_PAUSE`], with equal jitter. The
 /// waiters behind one long transaction (every partition's, every process's) poll together; the
@@ -411,21 +418,34 @@ impl Source for PostgresSource {
         let verified = self.ready().await?;
         let wakeups = self.wakeups().await;
         let mut woken = wakeups.subscribe(partition);
+        let mut any = wakeups.subscribe_any();
         let horizon_backoff = horizon_backoff();
         let mut horizon_pauses = 0;
         loop {
             woken.borrow_and_update();
+            any.borrow_and_update();
             let (readable, waiting_for_horizon) = self.probe(partition, from).await?;
             if readable {
                 return Ok(());
             }
-            // Committed entries behind an older transaction: no notification tells when it
-            // ends (it may write elsewhere, or nothing), so read again soon.
-            let pause = if waiting_for_horizon {
+            // Committed entries behind an older transaction: no notification of this
+            // partition tells when it ends (it may write elsewhere, or nothing), so read again
+            // soon, or at the table's next notification of any partition, whose transaction
+            // has ended (often the very one the entries wait for, under concurrent writers);
+            // the latter only for the first pauses, so that behind a long transaction busy
+            // writers of other partitions do not make every waiter read at each commit.
+            if waiting_for_horizon {
                 let pause = horizon_backoff.delay(horizon_pauses);
                 horizon_pauses += 1;
-                pause
-            } else if verified.notifies && wakeups.listening() {
+                let any_wakes = horizon_pauses <= HORIZON_ANY_WAKES;
+                tokio::select! {
+                    _ = woken.changed() => {}
+                    _ = any.changed(), if any_wakes => {}
+                    () = tokio::time::sleep(pause) => {}
+                }
+                continue;
+            }
+            let pause = if verified.notifies && wakeups.listening() {
                 // A safety net only: the notification wakes the waiter first.
                 self.poll_interval * 20
             } else {
