@@ -2,7 +2,7 @@
 //! and by concurrent writers; the handler records how long ago each was sent.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use checkpoint_core::source::Entry;
 use checkpoint_subscription::{HandlerResult, Subscription};
@@ -22,6 +22,10 @@ const REST_PAUSE: Duration = Duration::from_millis(10);
 
 /// What the handler saw so far: now − sent of every entry.
 type Seen = Arc<Mutex<Vec<Duration>>>;
+
+/// How long each append took, send to its return: the commit's share of the latency (on
+/// SQLite, with the wait for the one write lock).
+type Appends = Arc<Mutex<Vec<Duration>>>;
 
 /// One subscription on a new log; at rest, then under concurrent writers.
 pub(super) async fn measure(
@@ -56,24 +60,42 @@ pub(super) async fn measure(
     })
     .await?;
 
+    let appends: Appends = Arc::default();
     for n in 0..plan.at_rest {
+        let started = Instant::now();
         log.append(
             partition_of(n, plan),
             payload::stamped(partition_of(n, plan)),
         )
         .await?;
+        lock(&appends).push(started.elapsed());
         tokio::time::sleep(REST_PAUSE).await;
     }
     let at_rest = collect(&seen, plan.at_rest).await?;
-    write_concurrently(&log, plan).await?;
+    let appends_at_rest = Samples::from(std::mem::take(&mut *lock(&appends)));
+    write_concurrently(&log, plan, &appends).await?;
     let concurrent = collect(&seen, WRITERS * plan.per_writer).await?;
+    let appends_concurrent = Samples::from(std::mem::take(&mut *lock(&appends)));
     subscription.shutdown().await?;
     log.remove().await?;
 
+    push_figures(
+        pair,
+        plan,
+        [at_rest, appends_at_rest, concurrent, appends_concurrent],
+        figures,
+    );
+    Ok(())
+}
+
+/// The rows: at rest and under writers, each followed by its appends alone.
+fn push_figures(pair: &Pair, plan: Plan, samples: [Samples; 4], figures: &mut Vec<Figure>) {
+    let [at_rest, appends_at_rest, concurrent, appends_concurrent] = samples;
     let caveat = pair
         .latency_caveat()
         .map(|caveat| format!("; {caveat}"))
         .unwrap_or_default();
+    let share = "the commit's share of the rows above";
     let setting = |how: &str| {
         format!(
             "{how}, {} partitions; send time in the payload, taken before the append (its \
@@ -91,25 +113,42 @@ pub(super) async fn measure(
     ));
     figures.push(figure(
         pair.name,
+        format!("1 writer: the append alone (send → its return), {share}"),
+        &appends_at_rest,
+    ));
+    figures.push(figure(
+        pair.name,
         setting(&format!("{WRITERS} writers appending back to back")),
         &concurrent,
     ));
-    Ok(())
+    figures.push(figure(
+        pair.name,
+        format!("{WRITERS} writers: the append alone (send → its return), {share}"),
+        &appends_concurrent,
+    ));
 }
 
 fn partition_of(n: usize, plan: Plan) -> u32 {
     u32::try_from(n).unwrap_or(0) % plan.partitions
 }
 
-/// `WRITERS` tasks, each appending `plan.per_writer` entries one after another.
-async fn write_concurrently(log: &Arc<dyn Log>, plan: Plan) -> Result<(), BenchError> {
+/// `WRITERS` tasks, each appending `plan.per_writer` entries one after another; each append's
+/// time goes to `appends`.
+async fn write_concurrently(
+    log: &Arc<dyn Log>,
+    plan: Plan,
+    appends: &Appends,
+) -> Result<(), BenchError> {
     let mut writers = JoinSet::new();
     for writer in 0..WRITERS {
         let log = Arc::clone(log);
+        let appends = Arc::clone(appends);
         let partition = partition_of(writer, plan);
         writers.spawn(async move {
             for _ in 0..plan.per_writer {
+                let started = Instant::now();
                 log.append(partition, payload::stamped(partition)).await?;
+                lock(&appends).push(started.elapsed());
             }
             Ok::<_, BenchError>(())
         });
@@ -118,6 +157,10 @@ async fn write_concurrently(log: &Arc<dyn Log>, plan: Plan) -> Result<(), BenchE
         done??;
     }
     Ok(())
+}
+
+fn lock(samples: &Mutex<Vec<Duration>>) -> std::sync::MutexGuard<'_, Vec<Duration>> {
+    samples.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Waits until the handler saw `count` entries, and takes them.
