@@ -209,6 +209,22 @@ mod tests {
         ] {
             assert!(statement.contains("\"my_table_retired\""), "{statement}");
         }
+        let parked = &requests.parked;
+        for statement in [
+            &requests.create_table,
+            &parked.park,
+            &parked.list,
+            &parked.retry,
+            &parked.unpark,
+        ] {
+            assert!(statement.contains("\"my_table_parked\""), "{statement}");
+            assert!(!statement.contains('{'), "{statement}");
+        }
+    }
+
+    #[test]
+    fn splices_the_quoted_names_into_the_lease_requests() {
+        let requests = Requests::for_table(&TableName::parse("my_table").unwrap());
         let lease = &requests.lease;
         for statement in [
             &requests.create_table,
@@ -251,17 +267,6 @@ mod tests {
             &lease.handover,
             &lease.leases,
         ] {
-            assert!(!statement.contains('{'), "{statement}");
-        }
-        let parked = &requests.parked;
-        for statement in [
-            &requests.create_table,
-            &parked.park,
-            &parked.list,
-            &parked.retry,
-            &parked.unpark,
-        ] {
-            assert!(statement.contains("\"my_table_parked\""), "{statement}");
             assert!(!statement.contains('{'), "{statement}");
         }
     }
