@@ -151,6 +151,17 @@ const MYSQL_MISSING_TABLE: &str = "the table does not exist, and the checkpoint 
      creates one: create it with the application's store (MysqlCheckpointStore::migrate) or the \
      DDL in the checkpoint-mysql crate doc, or give --table if the application uses another \
      table";
+/// As [`MYSQL_MISSING_TABLE`], when a stored procedure `migrate` creates is missing: `groups`
+/// (and every lease operation) is a `CALL` of one, so on a database without the tables, or with
+/// tables an earlier release made, the procedure is what the server says it cannot find.
+const MYSQL_MISSING_PROCEDURE: &str = "the store's stored procedures for this table do not \
+     exist (nor, perhaps, the table), and the checkpoint command never creates them: create them \
+     with the application's store (MysqlCheckpointStore::migrate, which also creates the \
+     procedures of a newer release beside existing tables) or the DDL in the checkpoint-mysql \
+     crate doc, or give --table if the application uses another table";
+/// MySQL's and MariaDB's `ER_SP_DOES_NOT_EXIST`, whose SQLSTATE (42000) is shared by every
+/// syntax and access error.
+const MYSQL_NO_SUCH_PROCEDURE: u16 = 1305;
 /// As [`POSTGRES_MISSING_TABLE`], for DynamoDB.
 const DYNAMODB_MISSING_TABLE: &str = "the table the URL names (dynamodb://TABLE) does not exist \
      in this region at this endpoint, and the checkpoint command never creates one: create it \
@@ -159,7 +170,8 @@ const DYNAMODB_MISSING_TABLE: &str = "the table the URL names (dynamodb://TABLE)
 
 /// The advice for `error` when it says the store's table does not exist, from the client
 /// library's typed error in its source chain: PostgreSQL's SQLSTATE 42P01 (undefined_table),
-/// MySQL's 42S02 (`ER_NO_SUCH_TABLE`), DynamoDB's `ResourceNotFoundException`.
+/// MySQL's 42S02 (`ER_NO_SUCH_TABLE`) or error 1305 (a missing procedure), DynamoDB's
+/// `ResourceNotFoundException`.
 fn missing_table(error: &Error) -> Option<&'static str> {
     let Error::Backend { backend, .. } = error else {
         return None;
@@ -171,6 +183,9 @@ fn missing_table(error: &Error) -> Option<&'static str> {
         }
         if *backend == checkpoint_mysql::BACKEND && has_sqlstate(cause, "42S02") {
             return Some(MYSQL_MISSING_TABLE);
+        }
+        if *backend == checkpoint_mysql::BACKEND && is_mysql_error(cause, MYSQL_NO_SUCH_PROCEDURE) {
+            return Some(MYSQL_MISSING_PROCEDURE);
         }
         if *backend == checkpoint_dynamodb::BACKEND && cause.is::<ResourceNotFoundException>() {
             return Some(DYNAMODB_MISSING_TABLE);
@@ -187,6 +202,16 @@ fn has_sqlstate(cause: &(dyn std::error::Error + 'static), sqlstate: &str) -> bo
         .and_then(sqlx::Error::as_database_error)
         .and_then(|database| database.code())
         .is_some_and(|code| code == sqlstate)
+}
+
+/// Whether `cause` is sqlx's error of a MySQL or MariaDB server that answered with error
+/// `number`.
+fn is_mysql_error(cause: &(dyn std::error::Error + 'static), number: u16) -> bool {
+    cause
+        .downcast_ref::<sqlx::Error>()
+        .and_then(sqlx::Error::as_database_error)
+        .and_then(|database| database.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .is_some_and(|mysql| mysql.number() == number)
 }
 
 /// The error and its sources, joined with `: `, skipping a source whose text its parent
