@@ -1,6 +1,9 @@
 //! The command line.
 
+mod monitor;
+
 use clap::{Args, Parser, Subcommand};
+pub use monitor::{CheckArgs, SamplingArgs, ServeArgs, SourceArgs};
 
 /// See every group of a checkpoint store, start a subscription where another stands, retire
 /// one for good and purge what it leaves, see which worker holds which partition and where
@@ -8,7 +11,8 @@ use clap::{Args, Parser, Subcommand};
 ///
 /// Exit codes: 0 done; 1 the store failed or could not be reached (or you declined); 2 a wrong
 /// command line, URL or name, or a destructive command without --yes off a terminal; 3 refused
-/// by what is stored (nothing there, a name that exists, is retired, or is not retired).
+/// by what is stored (nothing there, a name that exists, is retired, or is not retired); 4
+/// (check) a partition needs attention.
 #[derive(Debug, Parser)]
 #[command(name = "checkpoint", version)]
 pub struct Cli {
@@ -97,6 +101,15 @@ pub enum Command {
     /// holds it and the lease's epoch, and how many of its entries are parked; with --source,
     /// the log's head and the lag. Exits with 3 when there is nothing to show.
     Status(StatusArgs),
+    /// Samples a group a few times (--samples, --interval) and judges each partition's lag:
+    /// caught up, keeping up, falling behind, stalled or stopped. Prints one line per
+    /// partition that needs attention (falling behind, stalled, stopped) and exits with 4 when
+    /// there is one, 0 when none: for cron and monitoring systems. Read-only.
+    Check(CheckArgs),
+    /// Serves a live page of a group (partitions, owners, verdicts, lag over time per
+    /// subscription), its report as JSON at /api/fleet and Prometheus metrics at /metrics, from
+    /// the store and the log alone. One refresh every --interval whoever looks. Read-only.
+    Serve(ServeArgs),
     /// Creates a new subscription at chosen positions; refuses a name that has checkpoints or
     /// is retired. A replay is a new subscription: start it, switch the consumers, retire the
     /// old one.
@@ -180,6 +193,14 @@ pub struct StatusArgs {
     /// subjects `<stream>.<partition>`.
     #[arg(long, value_name = "NAME", requires = "source")]
     pub source_stream: Option<String>,
+    /// Refresh in place every --interval (plain lines, one block per refresh, when standard
+    /// output is not a terminal), with each partition's handling rate, time to catch up, owner
+    /// changes and verdict, what needs attention first. Needs --source. Ctrl-C stops it.
+    #[arg(long, requires = "source", conflicts_with = "json")]
+    pub watch: bool,
+    /// With --watch: how often to sample, and how many samples a verdict is judged from.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
 /// `checkpoint parked`: the listing, or one of its actions.
@@ -261,6 +282,17 @@ impl Command {
         }
     }
 
+    /// The log's URL the command was given, if any (its secrets are kept out of messages).
+    pub fn source_url(&self) -> Option<&str> {
+        match self {
+            Command::Status(status) => status.source.as_deref(),
+            Command::Check(CheckArgs { source, .. }) | Command::Serve(ServeArgs { source, .. }) => {
+                Some(&source.source)
+            }
+            _ => None,
+        }
+    }
+
     /// The command's name, for messages.
     pub fn name(&self) -> &'static str {
         match self {
@@ -273,6 +305,8 @@ impl Command {
                 Some(ParkedAction::Drop { .. }) => "parked drop",
             },
             Command::Status(_) => "status",
+            Command::Check(_) => "check",
+            Command::Serve(_) => "serve",
             Command::Start(_) => "start",
             Command::Retire { .. } => "retire",
             Command::Purge { .. } => "purge",

@@ -23,6 +23,9 @@ pub enum Exit {
     /// unknown subscription), a name that exists already, is retired, or is not retired.
     /// Nothing was changed. Exit code 3.
     Refused,
+    /// `check` judged at least one partition to need attention (falling behind, stalled or
+    /// stopped). Exit code 4.
+    Attention,
 }
 
 impl Exit {
@@ -32,6 +35,7 @@ impl Exit {
             Exit::Failure => 1,
             Exit::Usage => 2,
             Exit::Refused => 3,
+            Exit::Attention => 4,
         }
     }
 }

@@ -6,6 +6,9 @@
 //! checkpoint leases GROUP [-s S] [--json]             who holds which partition, live workers
 //! checkpoint status GROUP [-s S] [--json]             per partition: checkpoint, owner, parked
 //! checkpoint status GROUP --source URL                and the log's head and lag (see [`source`])
+//! checkpoint status GROUP --source URL --watch        live, with rates and verdicts ([`monitor`])
+//! checkpoint check GROUP --source URL                 exit 4 and one line per partition to look at
+//! checkpoint serve GROUP --source URL [--listen A]    a live page, /api/fleet and /metrics
 //! checkpoint parked GROUP [-s S] [--json]             the entries its subscriptions parked
 //! checkpoint parked retry GROUP S PARTITION POSITION  have that entry retried
 //! checkpoint parked drop GROUP S PARTITION POSITION [--yes]   remove its record
@@ -36,18 +39,19 @@ pub mod commands;
 pub mod confirm;
 pub mod connect;
 pub mod error;
+pub mod monitor;
 pub mod output;
 pub mod source;
 pub mod target;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
 pub use checkpoint_connect::redact;
 use clap::Parser;
 
-use crate::args::{Cli, Command, ParkedAction, ParkedArgs, StatusArgs};
+use crate::args::{CheckArgs, Cli, Command, ParkedAction, ParkedArgs, ServeArgs, StatusArgs};
 use crate::commands::{Context, StartFrom};
 use crate::connect::Settings;
 use crate::error::CliError;
@@ -71,10 +75,7 @@ pub fn main() -> ExitCode {
                 .flat_map(redact::secrets_of)
         })
         .collect();
-    if let Command::Status(StatusArgs {
-        source: Some(url), ..
-    }) = &cli.command
-    {
+    if let Some(url) = cli.command.source_url() {
         // Also of a URL that does not parse as a source; the user name only where it may be
         // a token (NATS): elsewhere it is a name, and scrubbing it would mangle messages.
         secrets.extend(match url.trim_start().starts_with("nats://") {
@@ -122,10 +123,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         .map_err(|error| CliError::failure(format!("cannot start the runtime: {error}")))?;
     runtime.block_on(async {
         // Checked before any request, as the store's URL is.
-        let source = match command {
-            Command::Status(status) => source_spec(status, settings.timeout)?,
-            _ => None,
-        };
+        let source = source_spec(command, settings.timeout)?;
         let store = connect::connect(&target, &settings).await?;
         let endpoint = target.display();
         let stdout = std::io::stdout();
@@ -162,16 +160,15 @@ async fn dispatch(
             json,
         } => commands::leases(context, group, subscription.as_deref(), *json).await,
         Command::Parked(parked) => run_parked(context, parked).await,
-        Command::Status(status) => {
-            let StatusArgs {
-                group,
-                subscription,
-                json,
-                ..
-            } = status;
-            let subscription = subscription.as_deref();
-            commands::status(context, group, subscription, *json, source).await
-        }
+        Command::Status(status) => run_status(context, status, source).await,
+        Command::Check(check) => match source {
+            Some(source) => commands::check(context, check, source).await,
+            None => Ok(()),
+        },
+        Command::Serve(serve) => match source {
+            Some(source) => commands::serve(context, serve, source).await,
+            None => Ok(()),
+        },
         Command::Start(start) => match start_from {
             Some(from) => commands::start(context, &start.group, &start.subscription, from).await,
             None => Ok(()),
@@ -188,6 +185,36 @@ async fn dispatch(
             ..
         } => commands::purge(context, group, subscription).await,
     }
+}
+
+/// `checkpoint status`, once or `--watch`.
+async fn run_status(
+    context: Context<'_>,
+    status: &StatusArgs,
+    source: Option<&SourceSpec>,
+) -> Result<(), CliError> {
+    let StatusArgs {
+        group,
+        subscription,
+        json,
+        watch,
+        sampling,
+        ..
+    } = status;
+    let subscription = subscription.as_deref();
+    match source {
+        Some(source) if *watch => {
+            let terminal = std::io::stdout().is_terminal().then_some(terminal_height);
+            let terminal = terminal.as_ref().map(|height| height as &dyn Fn() -> usize);
+            commands::watch(context, group, subscription, source, *sampling, terminal).await
+        }
+        _ => commands::status(context, group, subscription, *json, source).await,
+    }
+}
+
+/// The terminal's height in lines (24 when it cannot be read).
+fn terminal_height() -> usize {
+    terminal_size::terminal_size().map_or(24, |(_, height)| usize::from(height.0))
 }
 
 /// `checkpoint parked`: the listing, `retry` or `drop`.
@@ -225,18 +252,20 @@ async fn run_parked(context: Context<'_>, parked: &ParkedArgs) -> Result<(), Cli
     }
 }
 
-/// The log of `status --source`, checked; `None` without `--source`. Inside the runtime.
-fn source_spec(status: &StatusArgs, timeout: Duration) -> Result<Option<SourceSpec>, CliError> {
-    let Some(url) = &status.source else {
-        return Ok(None);
+/// The log of `status --source`, `check` and `serve`, checked; `None` without one. Inside the
+/// runtime.
+fn source_spec(command: &Command, timeout: Duration) -> Result<Option<SourceSpec>, CliError> {
+    let (url, table, stream) = match command {
+        Command::Status(status) => match &status.source {
+            Some(url) => (url, &status.source_table, &status.source_stream),
+            None => return Ok(None),
+        },
+        Command::Check(CheckArgs { source, .. }) | Command::Serve(ServeArgs { source, .. }) => {
+            (&source.source, &source.source_table, &source.source_stream)
+        }
+        _ => return Ok(None),
     };
-    SourceSpec::new(
-        url,
-        status.source_table.as_deref(),
-        status.source_stream.as_deref(),
-        timeout,
-    )
-    .map(Some)
+    SourceSpec::new(url, table.as_deref(), stream.as_deref(), timeout).map(Some)
 }
 
 fn settings(cli: &Cli) -> Result<Settings, CliError> {

@@ -2,6 +2,7 @@
 //! binary runs them on the real store and standard output, the unit tests on the in-memory
 //! store and a buffer.
 
+mod check;
 mod groups;
 mod leases;
 mod list;
@@ -11,13 +12,17 @@ mod parked_key;
 mod parked_retry;
 mod purge;
 mod retire;
+mod sampling;
+mod serve;
 mod start;
 mod status;
+mod watch;
 
 use std::io::Write;
 
 use checkpoint_core::{CheckpointAdmin, Error};
 
+pub use check::check;
 pub use groups::groups;
 pub use leases::leases;
 pub use list::list;
@@ -26,8 +31,11 @@ pub use parked_drop::parked_drop;
 pub use parked_retry::parked_retry;
 pub use purge::purge;
 pub use retire::retire;
+pub use sampling::settings as sampling_settings;
+pub use serve::{serve, stop_signal};
 pub use start::{StartFrom, start};
 pub use status::status;
+pub use watch::watch;
 
 use crate::confirm::Confirm;
 use crate::connect::StoreApi;
@@ -46,7 +54,7 @@ pub struct Context<'a> {
 }
 
 /// A store error of the operation, as the command reports it.
-fn failed(error: &Error) -> CliError {
+pub(crate) fn failed(error: &Error) -> CliError {
     CliError::store(None, error)
 }
 
