@@ -123,4 +123,33 @@ pub trait Source: Send + Sync {
     /// The position of the last entry of `partition` that a read can return now, or `None`
     /// when it has none: with a checkpoint, the reader's lag.
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError>;
+
+    /// The [`head`](Self::head) of each of `partitions`, in the order asked (a partition asked
+    /// twice is answered twice): what a fleet view or a lag report reads for every partition at
+    /// once, every few seconds.
+    ///
+    /// A partition the source does not have (at or above [`partitions`](Self::partitions)) is
+    /// answered `None` and not asked for: a caller may name partitions it knows from elsewhere
+    /// (its checkpoints) without checking them first. Each answer is what `head` would return
+    /// for that partition at some instant during the call: a read-only snapshot that changes
+    /// nothing, **not** atomic across partitions unless the source says so (a head read early
+    /// may be older than one read late). An error of any partition fails the whole call.
+    ///
+    /// The default asks `head` once per partition, one after the other: as many requests as
+    /// partitions. A source over a log that can answer many partitions at once overrides it
+    /// with as few requests as the log allows (one statement on an SQL table, one request per
+    /// leader broker on Kafka) and says how many in its documentation; callers bound the whole
+    /// call with one timeout either way.
+    async fn heads(&self, partitions: &[u32]) -> Result<Vec<Option<u64>>, SourceError> {
+        let count = self.partitions();
+        let mut heads = Vec::with_capacity(partitions.len());
+        for &partition in partitions {
+            heads.push(if partition < count {
+                self.head(partition).await?
+            } else {
+                None
+            });
+        }
+        Ok(heads)
+    }
 }
