@@ -469,15 +469,92 @@ impl Source for PostgresSource {
                 .await
                 .map_err(|error| backend("head", error))?;
             match row {
-                Some((tx, count)) if as_u64(count) > position::MAX_ENTRIES_PER_TRANSACTION => Err(
-                    schema::too_many_entries(&self.layout, partition, as_u64(tx)),
-                ),
-                Some((tx, count)) if count > 0 => {
-                    position::encode(as_u64(tx), as_u64(count - 1)).map(Some)
-                }
-                _ => Ok(None),
+                Some((tx, count)) => self.head_at(partition, Some(tx), count),
+                None => Ok(None),
             }
         };
         within("head", self.timeout, request).await
+    }
+
+    /// One statement for every partition asked that the source has, however many (one round
+    /// trip once the statement is prepared on the connection), within the source's timeout:
+    /// each answer is exactly what [`head`](Source::head) returns, and all come from one
+    /// snapshot, so under one horizon: **atomic across partitions** (a transaction that wrote
+    /// to several partitions is in all of their heads or in none). The count is checked
+    /// against the stored one first, as every operation does, so partitions a growth added are
+    /// asked too.
+    async fn heads(&self, partitions: &[u32]) -> Result<Vec<Option<u64>>, SourceError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.ready().await?;
+        let count = self.count();
+        let asked: Vec<i64> = partitions
+            .iter()
+            .filter(|&&partition| partition < count)
+            .map(|&partition| i64::from(partition))
+            .collect();
+        if asked.is_empty() {
+            return Ok(vec![None; partitions.len()]);
+        }
+        let request = async {
+            // Prepared (unlike `head`'s): its generic plan is the same index seeks as a custom
+            // one (see `Statements::heads`), and preparing once saves a round trip per call.
+            let rows: Vec<(i64, Option<i64>, i64)> = sqlx::query_as(sql(&self.statements.heads))
+                .bind(&asked)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|error| backend("head", error))?;
+            if rows.len() != asked.len() {
+                return Err(backend_protocol(rows.len(), asked.len()));
+            }
+            let mut found = rows.into_iter();
+            let mut heads = Vec::with_capacity(partitions.len());
+            for &partition in partitions {
+                // The rows answer the partitions below the count, in the order asked.
+                let row = if partition < count {
+                    found.next()
+                } else {
+                    None
+                };
+                heads.push(match row {
+                    Some((_, tx, total)) => self.head_at(partition, tx, total)?,
+                    None => None,
+                });
+            }
+            Ok(heads)
+        };
+        within("head", self.timeout, request).await
+    }
+}
+
+impl PostgresSource {
+    /// The head of `partition` from its last readable transaction `tx` (none: no entry) and
+    /// the entries that transaction wrote there, as [`Source::head`] and [`Source::heads`]
+    /// read them.
+    fn head_at(
+        &self,
+        partition: u32,
+        tx: Option<i64>,
+        count: i64,
+    ) -> Result<Option<u64>, SourceError> {
+        match tx {
+            Some(tx) if as_u64(count) > position::MAX_ENTRIES_PER_TRANSACTION => Err(
+                schema::too_many_entries(&self.layout, partition, as_u64(tx)),
+            ),
+            Some(tx) if count > 0 => position::encode(as_u64(tx), as_u64(count - 1)).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The heads statement answered another number of rows than partitions asked: it answers one
+/// row per element of its array, so this is a server or a driver that is not what it claims.
+fn backend_protocol(rows: usize, asked: usize) -> SourceError {
+    SourceError::Backend {
+        backend: crate::BACKEND,
+        operation: "head",
+        retryable: false,
+        source: format!("{rows} rows for the heads of {asked} partitions").into(),
     }
 }

@@ -27,6 +27,10 @@ pub(crate) struct Statements {
     pub(crate) read_after: Arc<str>,
     /// `$1` partition: the last readable transaction and how many entries it wrote there.
     pub(crate) head: Arc<str>,
+    /// `$1` partitions (`int8[]`): per partition, in the order given, the partition, its last
+    /// readable transaction (null for none) and how many entries it wrote there: `head`'s
+    /// answer for each, under one horizon.
+    pub(crate) heads: Arc<str>,
     /// `$1` partition, `$2` transaction id, `$3` entries to skip: whether a read from there
     /// returns something now, and whether committed rows wait for the horizon.
     pub(crate) probe: Arc<str>,
@@ -75,6 +79,19 @@ impl Statements {
                     (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = last.tx) \
                FROM last"
         );
+        // `head` per asked partition, one statement: a nested loop over the array whose inner
+        // side is `head`'s two index seeks (the last readable `tx`, backwards, then the count
+        // of its rows), so a generic plan too is 2 index lookups per partition, never a scan;
+        // one snapshot, so one horizon, for every partition.
+        let heads = format!(
+            "{HORIZON} SELECT asked.p, last.tx::text::int8, \
+                    (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = asked.p AND e.tx = last.tx) \
+               FROM unnest($1::int8[]) WITH ORDINALITY AS asked(p, n) \
+               LEFT JOIN LATERAL (SELECT e.tx FROM {table} e \
+                                   WHERE e.\"{p}\" = asked.p AND {readable} \
+                                   ORDER BY e.tx DESC LIMIT 1) last ON true \
+              ORDER BY asked.n"
+        );
         // Each part is the first row of an index-ordered scan (`ORDER BY ... LIMIT 1`), so
         // even a generic plan of a prepared statement seeks the index instead of scanning the
         // table (an `EXISTS` over a range of `tx` may be planned as a sequential scan).
@@ -110,6 +127,7 @@ impl Statements {
             read: read.into(),
             read_after: read_after.into(),
             head: head.into(),
+            heads: heads.into(),
             probe: probe.into(),
             probe_after: probe_after.into(),
             append: append.into(),

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod growth;
+mod heads;
 mod kit;
 mod limit;
 mod reads;
