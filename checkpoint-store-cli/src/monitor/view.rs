@@ -96,14 +96,24 @@ pub fn row(p: &PartitionReport, fit: bool) -> String {
 }
 
 /// The evidence line of a partition that needs attention.
-pub fn evidence(p: &PartitionReport) -> String {
+pub fn evidence(p: &PartitionReport, fit: bool) -> String {
     format!(
-        "{:<10} {}/{}   {}",
+        "{:<10} {:<12} {}",
         short_label(p.verdict),
-        p.subscription,
-        p.partition,
+        name(p, fit),
         p.evidence
     )
+}
+
+/// `subscription/partition`; on a terminal (`fit`) in 12 columns, the subscription's name cut,
+/// never the partition's number.
+fn name(p: &PartitionReport, fit: bool) -> String {
+    let suffix = format!("/{}", p.partition);
+    if !fit {
+        return format!("{}{suffix}", p.subscription);
+    }
+    let room = 12usize.saturating_sub(suffix.len()).max(1);
+    format!("{}{suffix}", cut(&p.subscription, room))
 }
 
 /// The whole view: header, titles, rows, then the evidence of what needs attention. On a
@@ -134,7 +144,7 @@ pub fn render(report: &Report, clock: &str, rows: Option<usize>) -> Vec<String> 
     }
     if !attention.is_empty() {
         lines.push(String::new());
-        lines.extend(attention[..evidence_lines].iter().map(|p| evidence(p)));
+        lines.extend(attention[..evidence_lines].iter().map(|p| evidence(p, fit)));
         if evidence_lines < attention.len() {
             lines.push(format!("… and {} more", attention.len() - evidence_lines));
         }
