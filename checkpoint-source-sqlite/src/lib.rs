@@ -68,7 +68,9 @@
 //! ```
 //!
 //! A read is `WHERE partition = ? AND position >= ? ORDER BY position LIMIT ?`, on the primary
-//! key; `head` is `MAX(position)` of the partition.
+//! key; `head` is `MAX(position)` of the partition, and `heads` the same for every partition
+//! asked in one statement (a correlated `MAX` per element of a JSON array: one seek to the end
+//! of each partition in the primary key), so from one snapshot: atomic across partitions.
 //!
 //! # Why no committed entry is ever skipped
 //!

@@ -168,4 +168,66 @@ impl Source for SqliteSource {
             .map_err(|e| backend("head", self.table(), e))?;
         Ok(head.and_then(|head| u64::try_from(head).ok()))
     }
+
+    /// One statement for every partition asked that the source has, however many: each
+    /// answer is exactly what [`head`](Source::head) returns, and all come from one read
+    /// transaction (the statement's), so from one snapshot of the database: **atomic across
+    /// partitions**. The count is checked against the stored one first, as every operation
+    /// does, so partitions a growth added are asked too.
+    async fn heads(&self, partitions: &[u32]) -> Result<Vec<Option<u64>>, SourceError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.ensure_setup().await?;
+        let count = self.count();
+        let asked: Vec<u32> = partitions
+            .iter()
+            .copied()
+            .filter(|&partition| partition < count)
+            .collect();
+        if asked.is_empty() {
+            return Ok(vec![None; partitions.len()]);
+        }
+        // A JSON array of numbers: one bound parameter, however many partitions (SQLite
+        // limits a statement's parameters, and a statement per count would not be cached).
+        let list = format!(
+            "[{}]",
+            asked
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let found: Vec<Option<i64>> = sqlx::query_scalar(sql(&self.statements.heads))
+            .bind(list)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| backend("head", self.table(), e))?;
+        if found.len() != asked.len() {
+            return Err(SourceError::Backend {
+                backend: crate::BACKEND,
+                operation: "head",
+                retryable: false,
+                source: format!(
+                    "{} rows for the heads of {} partitions",
+                    found.len(),
+                    asked.len()
+                )
+                .into(),
+            });
+        }
+        let mut found = found.into_iter();
+        Ok(partitions
+            .iter()
+            .map(|&partition| {
+                // The rows answer the partitions below the count, in the order asked.
+                let row = if partition < count {
+                    found.next()
+                } else {
+                    None
+                };
+                row.flatten().and_then(|head| u64::try_from(head).ok())
+            })
+            .collect())
+    }
 }

@@ -20,6 +20,8 @@ pub(crate) struct Statements {
     pub(crate) append: Arc<str>,
     pub(crate) read: Arc<str>,
     pub(crate) head: Arc<str>,
+    /// `?1` a JSON array of partitions: `head`'s answer for each, in the array's order.
+    pub(crate) heads: Arc<str>,
 }
 
 impl Statements {
@@ -77,6 +79,12 @@ impl Statements {
                  WHERE partition = ?1 AND position >= ?2 ORDER BY position LIMIT ?3",
             ),
             head: render("SELECT MAX(position) FROM {table} WHERE partition = ?1"),
+            // `head` per element of the array, as a correlated subquery: each one seek to the
+            // end of the partition in the primary key (SeekLE), whatever the table's size.
+            heads: render(
+                "SELECT (SELECT MAX(e.position) FROM {table} e WHERE e.partition = asked.value) \
+                 FROM json_each(?1) asked ORDER BY asked.key",
+            ),
         })
     }
 }

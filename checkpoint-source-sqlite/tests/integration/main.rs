@@ -5,6 +5,7 @@
 
 mod group_commit;
 mod growth;
+mod heads;
 mod kit;
 mod processes;
 mod setup;
