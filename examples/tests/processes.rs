@@ -18,10 +18,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+// The checkpoint command's monitor (check, status --watch, serve) on the operator fleet.
+#[path = "processes/operators.rs"]
+mod operators;
+
 // The Kafka exactly-once cases: beside this file, by path (`tests/*.rs` is a binary each).
 #[cfg(feature = "source-kafka")]
 #[path = "processes/kafka_exactly_once.rs"]
 mod kafka_exactly_once;
+
+// The subscription metrics example scraped, and the Grafana dashboard checked against it.
+#[cfg(feature = "metrics")]
+#[path = "processes/subscription_metrics.rs"]
+mod subscription_metrics;
 
 /// The checkpoint write delay of the slow cases: about three times a renew interval, as in
 /// issue 29 (where every live worker lost its leases).

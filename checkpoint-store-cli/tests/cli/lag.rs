@@ -236,7 +236,7 @@ async fn settled(source: &PostgresSource, partition: u32, head: u64) {
 }
 
 /// Drops what `migrate` made for `table`, so that runs do not pile up.
-async fn drop_postgres_log(url: &str, table: &str) {
+pub(crate) async fn drop_postgres_log(url: &str, table: &str) {
     let pool = PgPoolOptions::new()
         .max_connections(1)
         .connect(url)

@@ -14,6 +14,7 @@
 //! | `parked` | `parked`, `parked retry`, `parked drop` and `status` on every backend |
 //! | `secrets` | no password or secret key printed, whatever happens |
 //! | `zombie` | a retire while another process keeps saving under the name |
+//! | `monitor` | `check`'s requests per refresh over 1,024 partitions, counted on the wire |
 
 mod commands;
 #[cfg(feature = "source-kafka")]
@@ -21,8 +22,10 @@ mod kafka;
 mod lag;
 mod leases;
 mod missing;
+mod monitor;
 mod parked;
 mod secrets;
+mod serve;
 mod support;
 mod usage;
 mod zombie;

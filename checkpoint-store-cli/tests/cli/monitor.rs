@@ -1,0 +1,183 @@
+//! The live view counted on the wire: a refresh costs the store one request for the
+//! checkpoints, one for the parked entries and one for the subscription's leases, and the log
+//! one call of `heads`, the same for 16 partitions as for 1,024. The command (`status --watch`,
+//! plain lines: `check` and `serve` refresh through the same sampler) reaches PostgreSQL, store
+//! and log, through the kit's counting proxies; the test reads the proxies' counts as each
+//! refresh's block is printed, so that each difference is one refresh (connecting and
+//! preparing statements show in the first ones only).
+//!
+//! On the wire each request of a pool is two exchanges: the request, and sqlx 0.9's check of
+//! the connection as it goes back to the pool (`Sync` → `ReadyForQuery`, in a task of its own
+//! after the call returned; no setting turns it off: checkpoint-postgres's round-trip tests
+//! count it apart). So the store's 3 requests are 6 exchanges.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use checkpoint_conformance::round_trips::CountingProxy;
+use checkpoint_core::{Checkpoint, CheckpointStore, LeaseStore};
+use checkpoint_source_postgres::PostgresSource;
+use sqlx::postgres::PgPoolOptions;
+
+use crate::lag::drop_postgres_log;
+use crate::support::{Backend, Fixture, fresh_group, required};
+
+/// The partition count of the figure.
+const PARTITIONS: u32 = 1_024;
+
+/// Refreshes watched; the first two are left out of the figure (connections, statements).
+const REFRESHES: usize = 12;
+
+/// `url` with its host and port replaced by `proxy`'s.
+fn through(url: &str, proxy: &CountingProxy) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let user = authority
+        .rsplit_once('@')
+        .map_or(String::new(), |(user, _)| format!("{user}@"));
+    format!("postgres://{user}{}/{path}", proxy.local_addr())
+}
+
+/// A group with one subscription `s` on `count` partitions, every one checkpointed and leased,
+/// and a log of its own with an entry in 3 of them; the log's table.
+async fn fleet(fixture: &Fixture, database: &str, group: &str, count: u32) -> String {
+    let checkpoints: Vec<Checkpoint> = (0..count)
+        .map(|partition| Checkpoint::new("s", partition, 2))
+        .collect();
+    fixture
+        .store
+        .save_all(group, &checkpoints)
+        .await
+        .expect("save_all");
+    let partitions: Vec<u32> = (0..count).collect();
+    fixture
+        .store
+        .acquire(group, "s", "w1", &partitions, Duration::from_secs(3600))
+        .await
+        .expect("acquire");
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(database)
+        .await
+        .expect("DATABASE_URL reachable");
+    let table = format!("events_{}", group.replace('-', "_"));
+    let source = PostgresSource::new(pool.clone(), count)
+        .with_table(&table)
+        .expect("table name");
+    source.migrate().await.expect("migrate");
+    for partition in [0, count / 2, count - 1] {
+        source
+            .append(partition, Some("k"), b"entry")
+            .await
+            .expect("append");
+    }
+    pool.close().await;
+    table
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_costs_the_same_requests_for_16_partitions_as_for_1024() {
+    let fixture = Fixture::new(Backend::Postgres).await;
+    let database = required("DATABASE_URL");
+    let small = refresh_costs(&fixture, &database, 16).await;
+    let large = refresh_costs(&fixture, &database, PARTITIONS).await;
+    println!("exchanges of each refresh (store, log): 16 partitions {small:?}, 1,024 {large:?}");
+    // The first refreshes connect and prepare. After them a refresh is 6 exchanges with the
+    // store; now and then one more or less: a pool check read a refresh late, or the pool
+    // taking another connection while the last one is being checked (its statements prepared
+    // there once). So: the usual count (the mode) is the figure, and the sums may differ by
+    // such a preparation, never by anything that grows with the partitions.
+    let store = |costs: &[(u64, u64)]| costs[2..].iter().map(|c| c.0).collect::<Vec<u64>>();
+    let log = |costs: &[(u64, u64)]| costs[2..].iter().map(|c| c.1).collect::<Vec<u64>>();
+    assert_eq!(mode(&store(&small)), 6, "{small:?}");
+    assert_eq!(mode(&store(&large)), 6, "{large:?}");
+    assert_eq!(
+        mode(&log(&small)),
+        mode(&log(&large)),
+        "{small:?} {large:?}"
+    );
+    assert!(mode(&log(&large)) <= 3, "{large:?}");
+    let sum = |values: Vec<u64>| values.iter().sum::<u64>();
+    assert!(
+        sum(store(&large)) <= sum(store(&small)) + 4,
+        "{small:?} {large:?}"
+    );
+    assert!(
+        sum(log(&large)) <= sum(log(&small)) + 4,
+        "{small:?} {large:?}"
+    );
+}
+
+/// The value that occurs most often in `values` (the smallest of a tie).
+fn mode(values: &[u64]) -> u64 {
+    let mut counts = std::collections::BTreeMap::new();
+    for value in values {
+        *counts.entry(*value).or_insert(0) += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(value, count)| (count, std::cmp::Reverse(value)))
+        .map_or(0, |(value, _)| value)
+}
+
+/// The exchanges with the store and with the log of each refresh of `status --watch` after
+/// the first, over a fleet of `count` partitions.
+async fn refresh_costs(fixture: &Fixture, database: &str, count: u32) -> Vec<(u64, u64)> {
+    let group = fresh_group("cli-monitor-wire");
+    let table = fleet(fixture, database, &group, count).await;
+    let store_proxy = CountingProxy::start("127.0.0.1:5432").await.expect("proxy");
+    let source_proxy = CountingProxy::start("127.0.0.1:5432").await.expect("proxy");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_checkpoint"))
+        .args([
+            "--url",
+            &through(&fixture.url, &store_proxy),
+            "status",
+            &group,
+        ])
+        .args(["--source", &through(database, &source_proxy)])
+        .args(["--source-table", &table, "--watch", "--interval", "0.5"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the checkpoint binary runs");
+    let stdout = child.stdout.take().expect("piped");
+    let (headers, mut printed) = tokio::sync::mpsc::unbounded_channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("group ") {
+                let _ = headers.send(line.clone());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // The proxies' counts as each refresh's header arrives: refresh k's requests are done.
+    let mut counts = Vec::new();
+    while counts.len() < REFRESHES {
+        let header = tokio::time::timeout(Duration::from_secs(30), printed.recv())
+            .await
+            .expect("a refresh within 30 s")
+            .expect("the view runs");
+        assert!(
+            header.starts_with(&format!("group {group} · {count} partitions")),
+            "{header}"
+        );
+        counts.push((store_proxy.round_trips(), source_proxy.round_trips()));
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("the view exits");
+    let output = reader.join().expect("the reader");
+    assert!(status.success(), "{status}: {output}");
+    let per_refresh: Vec<(u64, u64)> = counts
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0, w[1].1 - w[0].1))
+        .collect();
+    drop_postgres_log(database, &table).await;
+    per_refresh
+}
