@@ -366,6 +366,7 @@ macro_rules! __source_cases {
             pages_respect_max_and_keep_their_last_entry
             wait_wakes_after_a_commit
             head_follows_the_readable_end
+            heads_agree_with_head
             source_invalid_inputs_are_rejected
             partitions_grow_and_keep_their_entries
         }

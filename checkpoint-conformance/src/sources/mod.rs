@@ -14,6 +14,7 @@
 //! | `pages_respect_max_and_keep_their_last_entry` | no page is longer than `max`; paging with every `max` returns every entry once |
 //! | `wait_wakes_after_a_commit` | `wait` stays pending while nothing is committed (no busy loop), resolves at once when something is readable, and within a bound after a commit |
 //! | `head_follows_the_readable_end` | `head` is the last readable position; lag from a checkpoint counts the entries left |
+//! | `heads_agree_with_head` | `heads` of every partition (out of order, one twice, two beyond the count) is `head` of each, `None` beyond: on a fresh log, with empty and written partitions, while an append is not committed and after |
 //! | `source_invalid_inputs_are_rejected` | a partition out of range, `max` = 0, `from` > `i64::MAX` refused with the typed error |
 //! | `partitions_grow_and_keep_their_entries` | on a log that [grows](SourceLog::grows): `discover_partitions` finds the new partitions and never answers less than before, `partitions()` follows, the old partitions read from their start return what they returned before the growth, a new one is empty and then read from its start; on one that cannot, the count stays |
 //!

@@ -47,6 +47,9 @@ pub enum SourceFlaw {
     /// partitions grown since the source was opened: a numbering that a growth shifts, as a
     /// routing by `hash mod count` does, so old partitions show other partitions' entries.
     Renumbers,
+    /// `heads` answers in partition order instead of the order asked (a batched query that
+    /// sorts by partition, read back by position): a partition gets another one's head.
+    HeadsInPartitionOrder,
 }
 
 /// How long [`SourceFlaw::SkipsGapAfterTimeout`] waits at a gap.
@@ -177,7 +180,8 @@ impl Source for BrokenSource {
             | SourceFlaw::BusyWait
             | SourceFlaw::CountDrops
             | SourceFlaw::StaleCount
-            | SourceFlaw::Renumbers => self.correct.read(partition, from, max).await?,
+            | SourceFlaw::Renumbers
+            | SourceFlaw::HeadsInPartitionOrder => self.correct.read(partition, from, max).await?,
         })
     }
 
@@ -208,6 +212,22 @@ impl Source for BrokenSource {
 
     async fn head(&self, partition: u32) -> Result<Option<u64>, SourceError> {
         self.correct.head(self.log_partition(partition)).await
+    }
+
+    async fn heads(&self, partitions: &[u32]) -> Result<Vec<Option<u64>>, SourceError> {
+        let mut asked = partitions.to_vec();
+        if self.flaw == SourceFlaw::HeadsInPartitionOrder {
+            asked.sort_unstable();
+        }
+        let mut heads = Vec::with_capacity(asked.len());
+        for partition in asked {
+            heads.push(if partition < self.partitions() {
+                self.head(partition).await?
+            } else {
+                None
+            });
+        }
+        Ok(heads)
     }
 }
 

@@ -30,6 +30,7 @@ const CASES: &[(&str, Run)] = table! {
     pages_respect_max_and_keep_their_last_entry
     wait_wakes_after_a_commit
     head_follows_the_readable_end
+    heads_agree_with_head
     source_invalid_inputs_are_rejected
     partitions_grow_and_keep_their_entries
 };
@@ -154,6 +155,15 @@ fn a_growth_that_renumbers_partitions_is_caught() {
         SourceFlaw::Renumbers,
         "partitions_grow_and_keep_their_entries",
         "moved entries",
+    );
+}
+
+#[test]
+fn heads_answered_in_another_order_than_asked_is_caught() {
+    assert_caught(
+        SourceFlaw::HeadsInPartitionOrder,
+        "heads_agree_with_head",
+        "against head of each",
     );
 }
 
