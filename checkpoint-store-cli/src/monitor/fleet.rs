@@ -161,7 +161,7 @@ impl Fleet {
             .tracks
             .values()
             .filter(|track| track.seen_at == self.refreshes)
-            .map(|track| partition_report(track))
+            .map(partition_report)
             .collect();
         partitions.sort_by(|a, b| {
             (a.verdict, std::cmp::Reverse(a.lag.unwrap_or(u64::MAX)))

@@ -88,7 +88,7 @@ pub fn row(p: &PartitionReport, fit: bool) -> String {
         compact(p.position),
         compact(p.head),
         compact(p.lag),
-        p.rate.map_or_else(|| "-".to_owned(), |r| compact_rate(r)),
+        p.rate.map_or_else(|| "-".to_owned(), compact_rate),
         catch_up(p),
         compact(Some(p.owner_changes)),
         compact(Some(p.parked as u64)),
