@@ -41,6 +41,7 @@ pub mod connect;
 pub mod error;
 pub mod monitor;
 pub mod output;
+pub mod serve;
 pub mod source;
 pub mod target;
 
