@@ -27,6 +27,7 @@ kafka_install_pid=$!
 
 log "PostgreSQL, MariaDB, Redis and NATS"
 bash scripts/services/machine.sh up
+command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium  # checkpoint serve's page, in its tests
 
 # Servers the project starts itself; each prints the export lines for its address. The output
 # is captured first so that a service that fails to start stops the run here (an `eval` of a
