@@ -12,7 +12,7 @@
 //! count it apart). So the store's 3 requests are 6 exchanges.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use checkpoint_conformance::round_trips::CountingProxy;
@@ -28,6 +28,73 @@ const PARTITIONS: u32 = 1_024;
 
 /// Refreshes watched; the first two are left out of the figure (connections, statements).
 const REFRESHES: usize = 12;
+
+/// `checkpoint … status --watch` running with its standard output piped: its header lines
+/// as they come.
+struct Watching {
+    child: Child,
+    headers: tokio::sync::mpsc::UnboundedReceiver<String>,
+    reader: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Watching {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_checkpoint"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the checkpoint binary runs");
+        let stdout = child.stdout.take().expect("piped");
+        let (sender, headers) = tokio::sync::mpsc::unbounded_channel();
+        let reader = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.starts_with("group ") {
+                    let _ = sender.send(line.clone());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        Self {
+            child,
+            headers,
+            reader: Some(reader),
+        }
+    }
+
+    /// The next refresh's header, within `timeout`.
+    async fn header(&mut self, timeout: Duration) -> String {
+        tokio::time::timeout(timeout, self.headers.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no refresh within {timeout:?}"))
+            .expect("the view runs")
+    }
+
+    /// SIGTERM; asserts it exits 0. Everything it printed.
+    fn stop(&mut self) -> String {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let status = self.child.wait().expect("the view exits");
+        let output = self
+            .reader
+            .take()
+            .map(|reader| reader.join().expect("the reader"))
+            .unwrap_or_default();
+        assert!(status.success(), "{status}: {output}");
+        output
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 /// `url` with its host and port replaced by `proxy`'s.
 fn through(url: &str, proxy: &CountingProxy) -> String {
@@ -129,55 +196,89 @@ async fn refresh_costs(fixture: &Fixture, database: &str, count: u32) -> Vec<(u6
     let store_proxy = CountingProxy::start("127.0.0.1:5432").await.expect("proxy");
     let source_proxy = CountingProxy::start("127.0.0.1:5432").await.expect("proxy");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_checkpoint"))
-        .args([
-            "--url",
-            &through(&fixture.url, &store_proxy),
-            "status",
-            &group,
-        ])
-        .args(["--source", &through(database, &source_proxy)])
-        .args(["--source-table", &table, "--watch", "--interval", "0.5"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the checkpoint binary runs");
-    let stdout = child.stdout.take().expect("piped");
-    let (headers, mut printed) = tokio::sync::mpsc::unbounded_channel();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.starts_with("group ") {
-                let _ = headers.send(line.clone());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+    let store_url = through(&fixture.url, &store_proxy);
+    let source_url = through(database, &source_proxy);
+    let mut view = Watching::start(&[
+        "--url",
+        &store_url,
+        "status",
+        &group,
+        "--source",
+        &source_url,
+        "--source-table",
+        &table,
+        "--watch",
+        "--interval",
+        "0.5",
+    ]);
     // The proxies' counts as each refresh's header arrives: refresh k's requests are done.
     let mut counts = Vec::new();
     while counts.len() < REFRESHES {
-        let header = tokio::time::timeout(Duration::from_secs(30), printed.recv())
-            .await
-            .expect("a refresh within 30 s")
-            .expect("the view runs");
+        let header = view.header(Duration::from_secs(30)).await;
         assert!(
             header.starts_with(&format!("group {group} · {count} partitions")),
             "{header}"
         );
         counts.push((store_proxy.round_trips(), source_proxy.round_trips()));
     }
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let status = child.wait().expect("the view exits");
-    let output = reader.join().expect("the reader");
-    assert!(status.success(), "{status}: {output}");
+    view.stop();
     let per_refresh: Vec<(u64, u64)> = counts
         .windows(2)
         .map(|w| (w[1].0 - w[0].0, w[1].1 - w[0].1))
         .collect();
     drop_postgres_log(database, &table).await;
     per_refresh
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_hangs_shows_in_the_header_and_the_view_goes_on() {
+    let fixture = Fixture::new(Backend::Postgres).await;
+    let database = required("DATABASE_URL");
+    let group = fresh_group("cli-monitor-hang");
+    let table = fleet(&fixture, &database, &group, 4).await;
+    let proxy = CountingProxy::start("127.0.0.1:5432").await.expect("proxy");
+    let store_url = through(&fixture.url, &proxy);
+    let mut view = Watching::start(&[
+        "--url",
+        &store_url,
+        "--timeout",
+        "1",
+        "status",
+        &group,
+        "--source",
+        &database,
+        "--source-table",
+        &table,
+        "--watch",
+        "--interval",
+        "0.3",
+    ]);
+    let first = view.header(Duration::from_secs(30)).await;
+    assert!(!first.contains("failed"), "{first}");
+    // The store stops answering, connections open: each request waits for its timeout (1 s).
+    proxy.black_hole();
+    let failed = loop {
+        let header = view.header(Duration::from_secs(10)).await;
+        if header.contains("last refresh failed") {
+            break header;
+        }
+    };
+    // The figures of the refresh before stay (4 partitions), the error says why.
+    assert!(failed.contains(" · 4 partitions: "), "{failed}");
+    assert!(failed.contains("timed out after 1s"), "{failed}");
+    // The store answers new connections again: the view recovers on its own.
+    proxy.forward();
+    let recovered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let header = view.header(Duration::from_secs(10)).await;
+            if !header.contains("failed") {
+                break header;
+            }
+        }
+    })
+    .await
+    .expect("the view recovers within 30 s of the store answering");
+    assert!(recovered.contains(" · 4 partitions: "), "{recovered}");
+    view.stop();
+    drop_postgres_log(&database, &table).await;
 }
