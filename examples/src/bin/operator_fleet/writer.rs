@@ -1,0 +1,95 @@
+//! The writers: one task per partition in the supervisor, appending a burst of entries every
+//! period until the supervisor stops (see the crate doc for why in bursts).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use checkpoint_source_sqlite::SqliteSource;
+use tokio::task::JoinSet;
+
+use crate::{BoxError, PARTITIONS};
+
+/// 14 entries every 700 ms: 20 a second per partition.
+const BURST: u64 = 14;
+const PERIOD: Duration = Duration::from_millis(700);
+
+/// The log, opened for appending by its own type (the `Source` trait only reads).
+pub enum Log {
+    Sqlite(SqliteSource),
+    #[cfg(feature = "source-postgres")]
+    Postgres(checkpoint_source_postgres::PostgresSource),
+}
+
+impl Log {
+    /// Creates the log `name` (anew: a PostgreSQL table left by an earlier run is dropped
+    /// first) in the source `spec` names and opens it for appending.
+    pub async fn create(spec: &str, name: &str) -> Result<Self, BoxError> {
+        use checkpoint_examples::log::{create_log, remove_log};
+        remove_log(spec, name).await?;
+        create_log(
+            spec,
+            name,
+            PARTITIONS,
+            &vec![Vec::new(); PARTITIONS as usize],
+        )
+        .await?;
+        if let Some(path) = spec.strip_prefix("sqlite:") {
+            let source = SqliteSource::open(path, PARTITIONS).await?;
+            return Ok(Self::Sqlite(source.with_table(name)?));
+        }
+        #[cfg(feature = "source-postgres")]
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(PARTITIONS + 1)
+                .connect(spec)
+                .await?;
+            let source = checkpoint_source_postgres::PostgresSource::new(pool, PARTITIONS);
+            return Ok(Self::Postgres(source.with_table(name)?));
+        }
+        Err("the operator fleet writes to sqlite: and postgres:// logs only".into())
+    }
+
+    async fn append(&self, partition: u32, key: &str, payload: &[u8]) -> Result<u64, BoxError> {
+        Ok(match self {
+            Self::Sqlite(source) => source.append(partition, Some(key), payload).await?,
+            #[cfg(feature = "source-postgres")]
+            Self::Postgres(source) => source.append(partition, Some(key), payload).await?,
+        })
+    }
+}
+
+/// The payload of the `n`th entry of `partition`: `partition n`. An entry read back does not
+/// say its partition, and `stuck`'s handler needs it.
+fn payload(partition: u32, n: u64) -> Vec<u8> {
+    format!("{partition} {n}").into_bytes()
+}
+
+/// The partition a payload of [`payload`] names.
+pub fn partition_of(payload: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(payload).ok()?;
+    text.split(' ').next()?.parse().ok()
+}
+
+/// Starts one writer per partition; each ends with the first append that fails (the
+/// supervisor watches the set), or when the set is dropped.
+pub fn start(log: Arc<Log>) -> JoinSet<Result<(), BoxError>> {
+    let mut writers = JoinSet::new();
+    for partition in 0..PARTITIONS {
+        let log = Arc::clone(&log);
+        writers.spawn(async move {
+            let mut ticks = tokio::time::interval(PERIOD);
+            let mut n = 0;
+            loop {
+                ticks.tick().await;
+                for _ in 0..BURST {
+                    let key = format!("p{partition}-{n}");
+                    log.append(partition, &key, &payload(partition, n))
+                        .await
+                        .map_err(|e| format!("append to partition {partition}: {e}"))?;
+                    n += 1;
+                }
+            }
+        });
+    }
+    writers
+}
