@@ -118,7 +118,7 @@ impl Cluster {
 
     /// One request on an idle connection to `address` (or a new one). A connection that
     /// failed is dropped: it may be half-way through a response.
-    async fn call_at<R: Request>(
+    pub(crate) async fn call_at<R: Request>(
         &self,
         address: &str,
         request: &R,

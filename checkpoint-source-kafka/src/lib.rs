@@ -65,7 +65,9 @@
 //!   broker that answers such a fetch at once is asked again no sooner than 50 ms later.
 //! - **`head`** is the LSO minus one: the last offset a read-committed read can reach. After a
 //!   transaction's commit marker it is the marker's offset, one past the last record; a
-//!   reader's lag then reads one until the next record.
+//!   reader's lag then reads one until the next record. **`heads`** asks the same of many
+//!   partitions with one ListOffsets request per broker that leads some of them (the brokers
+//!   one after the other): one request for a whole topic on one broker.
 //! - **Records removed** (retention, `DeleteRecords`) are not read: a checkpoint below the
 //!   partition's start goes on at the start, as a consumer with `auto.offset.reset=earliest`
 //!   does. Size retention so that readers keep up.

@@ -1,6 +1,7 @@
 //! The two requests a reader sends: a fetch of one partition from an offset (read-committed),
-//! and the partition's offsets (its last stable offset, its earliest).
+//! and partitions' offsets (their last stable offsets, their earliest), per leader broker.
 
+use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
@@ -123,41 +124,84 @@ pub(crate) async fn offset(
     partition: u32,
     end: End,
 ) -> Result<i64, WireError> {
-    let index = partition_index(partition)?;
+    let found = offsets(cluster, topic, &[partition], end).await?;
+    found.get(&partition).copied().ok_or_else(|| {
+        WireError::Protocol(format!(
+            "a list of offsets answered without partition {partition}"
+        ))
+    })
+}
+
+/// The offset at `end` of each of `partitions` (each once, asked in any order): one
+/// ListOffsets request per leader broker, carrying all the partitions it leads (the protocol
+/// takes any number of one topic's partitions in a request, but only a partition's leader
+/// answers for it), the brokers asked one after the other.
+pub(crate) async fn offsets(
+    cluster: &Cluster,
+    topic: &str,
+    partitions: &[u32],
+    end: End,
+) -> Result<HashMap<u32, i64>, WireError> {
+    let mut by_leader: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for &partition in partitions {
+        let leader = cluster.leader(partition).await?;
+        by_leader.entry(leader).or_default().push(partition);
+    }
+    let mut found = HashMap::with_capacity(partitions.len());
+    for (leader, led) in by_leader {
+        found.extend(offsets_at(cluster, &leader, topic, &led, end).await?);
+    }
+    Ok(found)
+}
+
+/// One ListOffsets request to `leader` for `partitions`, which it leads (as last known: a
+/// broker that no longer does answers a leadership error, which the caller's retry handles
+/// after reading the metadata again).
+async fn offsets_at(
+    cluster: &Cluster,
+    leader: &str,
+    topic: &str,
+    partitions: &[u32],
+    end: End,
+) -> Result<Vec<(u32, i64)>, WireError> {
     let timestamp = match end {
         End::Stable => LATEST,
         End::Earliest => EARLIEST,
     };
+    let asked = partitions
+        .iter()
+        .map(|&partition| {
+            Ok(ListOffsetsPartition::default()
+                .with_partition_index(partition_index(partition)?)
+                .with_timestamp(timestamp))
+        })
+        .collect::<Result<Vec<_>, WireError>>()?;
     let request = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
         .with_isolation_level(READ_COMMITTED)
         .with_topics(vec![
             ListOffsetsTopic::default()
                 .with_name(topic_name(topic))
-                .with_partitions(vec![
-                    ListOffsetsPartition::default()
-                        .with_partition_index(index)
-                        .with_timestamp(timestamp),
-                ]),
+                .with_partitions(asked),
         ]);
-    let (response, _) = cluster
-        .call_leader(partition, &request, LIST_OFFSETS)
-        .await?;
-    let data = response
+    let (response, _) = cluster.call_at(leader, &request, LIST_OFFSETS).await?;
+    let answered: HashMap<i32, (i16, i64)> = response
         .topics
         .into_iter()
         .flat_map(|topic| topic.partitions)
-        .find(|data| data.partition_index == index)
-        .ok_or_else(|| {
-            WireError::Protocol(format!(
+        .map(|data| (data.partition_index, (data.error_code, data.offset)))
+        .collect();
+    let mut found = Vec::with_capacity(partitions.len());
+    for &partition in partitions {
+        let Some(&(code, offset)) = answered.get(&partition_index(partition)?) else {
+            return Err(WireError::Protocol(format!(
                 "a list of offsets answered without partition {partition}"
-            ))
-        })?;
-    server(
-        format_args!("the offsets of partition {partition}"),
-        data.error_code,
-    )?;
-    Ok(data.offset)
+            )));
+        };
+        server(format_args!("the offsets of partition {partition}"), code)?;
+        found.push((partition, offset));
+    }
+    Ok(found)
 }
 
 pub(crate) fn topic_name(topic: &str) -> TopicName {

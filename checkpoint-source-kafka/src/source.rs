@@ -1,5 +1,6 @@
 //! [`KafkaSource`]: the source's reads, waits and heads, and the partition count it keeps.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -13,7 +14,7 @@ use crate::cache::Cache;
 use crate::cluster::{Cluster, Topic};
 use crate::config::KafkaSourceConfig;
 use crate::error::setup;
-use crate::requests::{End, Fetch, fetch, offset};
+use crate::requests::{End, Fetch, fetch, offset, offsets};
 use crate::retry::within;
 
 /// The least a wait leaves between two fetches when the broker answers at once instead of
@@ -230,8 +231,41 @@ impl Source for KafkaSource {
             offset(&self.cluster, &self.config.topic, partition, End::Stable)
         })
         .await?;
-        Ok(u64::try_from(stable)
-            .ok()
-            .and_then(|end| end.checked_sub(1)))
+        Ok(last_before(stable))
     }
+
+    /// One ListOffsets request per broker that leads some of the partitions asked (all of
+    /// them, each once, in one request), the brokers one after the other, within the source's
+    /// timeout and retried as a whole like `head` (a leader that moved is found again): each
+    /// answer is what [`head`](Source::head) returns. Not atomic across partitions: each
+    /// broker answers for its own partitions when its request arrives.
+    async fn heads(&self, partitions: &[u32]) -> Result<Vec<Option<u64>>, SourceError> {
+        let count = self.partitions();
+        let asked: Vec<u32> = partitions
+            .iter()
+            .copied()
+            .filter(|&partition| partition < count)
+            .collect::<BTreeSet<u32>>()
+            .into_iter()
+            .collect();
+        if asked.is_empty() {
+            return Ok(vec![None; partitions.len()]);
+        }
+        let stable = within(&self.cluster, "head", self.config.timeout, || {
+            offsets(&self.cluster, &self.config.topic, &asked, End::Stable)
+        })
+        .await?;
+        Ok(partitions
+            .iter()
+            .map(|partition| stable.get(partition).copied().and_then(last_before))
+            .collect())
+    }
+}
+
+/// The offset before a partition's last stable offset `stable`: the last a read-committed
+/// read can reach (`None` for an empty partition, or a negative answer).
+fn last_before(stable: i64) -> Option<u64> {
+    u64::try_from(stable)
+        .ok()
+        .and_then(|end| end.checked_sub(1))
 }

@@ -1,4 +1,4 @@
-//! Reads, waits and heads on a topic of the test broker.
+//! Reads, waits, heads (one by one and all at once) on a topic of the test broker.
 
 use std::time::{Duration, SystemTime};
 
@@ -136,4 +136,38 @@ async fn a_checkpoint_past_the_end_reads_empty_until_records_reach_it() {
         [fourth]
     );
     assert_eq!(fourth, 3);
+}
+
+#[tokio::test]
+async fn heads_are_head_of_each_partition_in_one_request_per_leader() {
+    let source = topic("heads", 4).await;
+    let mut last_of_one = 0;
+    for payload in ["a", "b", "c"] {
+        last_of_one = source.append(1, None, payload).await.expect("appended");
+    }
+    let only_of_three = source.append(3, Some("k"), "d").await.expect("appended");
+    let asked = [3, 0, 1, 2, 1, 4, u32::MAX];
+    let heads = source.heads(&asked).await.expect("heads");
+    let mut one_by_one = Vec::new();
+    for &partition in &asked {
+        one_by_one.push(if partition < source.partitions() {
+            source.head(partition).await.expect("head")
+        } else {
+            None
+        });
+    }
+    assert_eq!(heads, one_by_one, "heads of {asked:?} against head of each");
+    assert_eq!(
+        heads,
+        [
+            Some(only_of_three),
+            None,
+            Some(last_of_one),
+            None,
+            Some(last_of_one),
+            None,
+            None
+        ]
+    );
+    assert_eq!(source.heads(&[]).await.expect("heads"), []);
 }
