@@ -61,17 +61,19 @@ pub(crate) async fn read_assignment(shared: Arc<Shared>, assignment: Assignment)
         sender,
     ));
     let head = tokio::spawn(watch_head(Arc::clone(&shared), Arc::clone(&state)));
-    let background = (AbortOnDrop(read), AbortOnDrop(head));
+    let (read, head) = (AbortOnDrop(read), AbortOnDrop(head));
     let mut running = Running::new();
     let ended = dispatch(&shared, &state, &assignment, pages, &mut running).await;
-    drop(background);
+    drop(read);
     let stop = match ended {
         Ended::Stop(stop) => stop,
         // Stopped on a poison entry: keep the lease (no other worker runs into the same
         // entry), dispatch nothing, let the handlers in flight finish, until the worker says
-        // stop.
+        // stop. The head is still read meanwhile, so that the lag shows the log growing
+        // behind the stopped partition.
         Ended::Poisoned => until_stopped(&assignment, &mut running).await,
     };
+    drop(head);
     finish(stop, running).await;
     shared.unregister(state.partition, state.epoch);
     drop(assignment);

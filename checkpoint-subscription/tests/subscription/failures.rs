@@ -128,10 +128,11 @@ async fn a_poison_entry_stops_its_partition_and_no_other() {
     let source = filled_source(3, 20);
     let record = Arc::new(Record::default());
     let failing = Arc::new(AtomicBool::new(true));
-    let subscription = Subscription::builder(Arc::clone(&store), source, "g", "s")
+    let subscription = Subscription::builder(Arc::clone(&store), source.clone(), "g", "s")
         .handler(failing_on(&record, (0, 5), &failing))
         .retry(Retry::never())
         .max_in_flight(1)
+        .lag_interval(Duration::from_millis(50))
         .worker(|w| w.lease_duration(Duration::from_millis(500)))
         .start()
         .expect("valid settings");
@@ -151,6 +152,22 @@ async fn a_poison_entry_stops_its_partition_and_no_other() {
         .find(|p| p.partition == 0)
         .expect("held");
     assert_eq!((stopped.checkpoint, stopped.stopped_at), (5, Some(5)));
+    // The log grows behind the stopped partition: its lag says so (the head is still read).
+    let head = (0..10)
+        .map(|n| source.append(0, format!("0/late-{n}").into_bytes()))
+        .last()
+        .expect("ten appends")
+        .expect("a partition of the source");
+    eventually(
+        LIMIT,
+        "the stopped partition's lag follows the head",
+        || {
+            subscription.stats().partitions.iter().any(|p| {
+                p.partition == 0 && p.head == Some(head) && p.lag_positions == head + 1 - 5
+            })
+        },
+    )
+    .await;
     subscription.shutdown().await.expect("a clean shutdown");
     assert_eq!(
         store.load("g", "s", 0).await.expect("load"),
