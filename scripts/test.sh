@@ -27,7 +27,10 @@ kafka_install_pid=$!
 
 log "PostgreSQL, MariaDB, Redis and NATS"
 bash scripts/services/machine.sh up
-command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium  # checkpoint serve's page, in its tests
+# checkpoint serve's page runs in Debian's Chromium in the command's tests (the package lists
+# are refreshed first only when the install cannot find it).
+command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium \
+  || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 
 # Servers the project starts itself; each prints the export lines for its address. The output
 # is captured first so that a service that fails to start stops the run here (an `eval` of a

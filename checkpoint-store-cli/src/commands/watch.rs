@@ -7,6 +7,7 @@ use super::{Context, failed};
 use crate::args::SamplingArgs;
 use crate::error::CliError;
 use crate::monitor::{Fleet, Sampler, view};
+use crate::redact;
 use crate::source::SourceSpec;
 
 /// Switches to the terminal's alternate screen and hides the cursor; the way back.
@@ -41,6 +42,7 @@ pub async fn watch(
     if terminal.is_some() {
         write!(out, "{ENTER}")?;
     }
+    let secrets = source.target().secrets();
     let stop = super::serve::stop_signal();
     tokio::pin!(stop);
     let result = loop {
@@ -50,7 +52,8 @@ pub async fn watch(
         }
         match sampler.read().await {
             Ok(snapshot) => fleet.record(snapshot),
-            Err(error) => fleet.record_error(error.message().to_owned()),
+            // Shown as it comes, not through the command's error line: scrubbed here.
+            Err(error) => fleet.record_error(redact::scrub(error.message(), &secrets)),
         }
         let report = fleet.report();
         let clock = view::clock(report.taken_at_ms);
