@@ -18,6 +18,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+#[path = "operators/serve.rs"]
+mod serve;
 #[path = "operators/terminal.rs"]
 mod terminal;
 
@@ -179,7 +181,7 @@ impl Drop for Fleet {
 }
 
 /// The fleet, and the checkpoint command's monitors on it at once: `check` as lines and as
-/// JSON, `status --watch` piped and in a terminal.
+/// JSON, `status --watch` piped and in a terminal, `serve`.
 #[test]
 fn the_monitor_tells_the_fleet_apart() {
     checkpoint_bin();
@@ -197,6 +199,7 @@ fn the_monitor_tells_the_fleet_apart() {
             .args(["--watch", "--interval", "1"]),
     );
     let view = terminal::View::start(&fleet.checkpoint(&["status"]), &dir);
+    let serve = serve::Serve::start(&mut fleet.checkpoint(&["serve"]));
     // Four refreshes of the piped view, then SIGTERM: it stops and exits 0.
     std::thread::sleep(Duration::from_millis(3_500));
     signal(plain.id(), "TERM");
@@ -205,6 +208,7 @@ fn the_monitor_tells_the_fleet_apart() {
     check_check_lines(&finish(check_lines, "check"));
     check_check_json(&finish(check_json, "check --json"));
     view.check();
+    serve.check(&dir);
     fleet.stop();
     println!("all done in {:.1} s", started.elapsed().as_secs_f64());
     let _ = std::fs::remove_dir_all(&dir);

@@ -148,7 +148,14 @@ struct Fleet {
 
 impl Fleet {
     fn start(&mut self, setup: &Setup, name: &str) -> Result<(), BoxError> {
-        let child = Command::new(std::env::current_exe()?)
+        // Linux's /proc/self/exe is this very binary even after a build replaced the file on
+        // disk (current_exe then names a deleted file, which cannot be started).
+        let proc_exe = std::path::Path::new("/proc/self/exe");
+        let exe = match proc_exe.exists() {
+            true => proc_exe.to_owned(),
+            false => std::env::current_exe()?,
+        };
+        let child = Command::new(exe)
             .args([
                 "--child",
                 name,
