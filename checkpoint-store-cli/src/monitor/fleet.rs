@@ -100,7 +100,8 @@ impl Fleet {
             let track = self.tracks.entry(key).or_default();
             // A partition seen again after a gap starts a new window: its old samples would
             // judge across the time it was not shown.
-            if track.seen_at + 1 != self.refreshes {
+            // (A partition first seen now changed no owner: it had none to change from.)
+            if track.seen_at == 0 || track.seen_at + 1 != self.refreshes {
                 track.window.clear();
             } else if track.lease != status.lease {
                 track.owner_changes += 1;
@@ -226,3 +227,6 @@ fn partition_report(track: &Track) -> PartitionReport {
         evidence: judgement.evidence,
     }
 }
+
+#[cfg(test)]
+mod tests;
