@@ -24,12 +24,16 @@
 //! | `stuck` | returns at once, but never on partition 2 from position 40 | `stuck/2` stalled, the others fine |
 //! | `killed` | returns at once; SIGKILLed after 4 s | stopped everywhere once its leases expire |
 //!
-//! The writers append in bursts (14 entries to each partition every 700 ms), so that a handler
-//! that keeps up is seen caught up (lag 0) in most samples: between two bursts it has handled
-//! everything and its checkpoint is written (every 200 ms). A steady trickle would leave a lag
-//! of a few entries in every sample, and noise in it could read as a growing lag. The period is
-//! not a divisor of the monitor's one or two seconds, so successive samples fall at different
-//! points of it.
+//! The writers append in bursts (26 entries to each partition every 1.3 s, a transaction each),
+//! so that a handler that keeps up is seen caught up (lag 0) in most samples: soon after each
+//! burst it has handled everything and its checkpoint is written (every 200 ms). A steady trickle would
+//! leave a lag of a few entries in every sample, and noise in it could read as a growing lag
+//! (falling behind: lag above 0 in every sample of the window, and growing). The period is no
+//! divisor of the monitor's 1 or 2 s, so successive samples fall at different points of it:
+//! 5 samples 1 s apart fall 0, 0.08, 0.31, 0.54 and 0.77 of a period after a burst, and all of
+//! them see a lag only when handling a burst and writing its checkpoint takes over 1 s. (With
+//! 700 ms bursts, first tried, the latest sample falls 0.86 of a period after one: 0.6 s was
+//! enough, and on a machine loaded by two busy loops `steady` was once seen behind.)
 //!
 //! Once the scenario stands (the killed process's leases expired, every other subscription
 //! holding its 4 partitions, `stuck` stuck), and 3 s later, the supervisor prints `ready` on a

@@ -9,11 +9,13 @@ use tokio::task::JoinSet;
 
 use crate::{BoxError, PARTITIONS};
 
-/// 14 entries every 700 ms: 20 a second per partition.
-const BURST: u64 = 14;
-const PERIOD: Duration = Duration::from_millis(700);
+/// 26 entries every 1.3 s: 20 a second per partition.
+const BURST: u64 = 26;
+const PERIOD: Duration = Duration::from_millis(1_300);
 
-/// The log, opened for appending by its own type (the `Source` trait only reads).
+/// The log, opened for appending by its own type (the `Source` trait only reads). One per
+/// run, behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Log {
     Sqlite(SqliteSource),
     #[cfg(feature = "source-postgres")]
@@ -49,12 +51,34 @@ impl Log {
         Err("the operator fleet writes to sqlite: and postgres:// logs only".into())
     }
 
-    async fn append(&self, partition: u32, key: &str, payload: &[u8]) -> Result<u64, BoxError> {
-        Ok(match self {
-            Self::Sqlite(source) => source.append(partition, Some(key), payload).await?,
+    /// Appends entries `first..first + BURST` to `partition` in one transaction: the burst
+    /// appears at once. One by one, on a loaded machine, a burst took about as long to append
+    /// as its period, a trickle again.
+    async fn append_burst(&self, partition: u32, first: u64) -> Result<(), BoxError> {
+        let entries =
+            (first..first + BURST).map(|n| (format!("p{partition}-{n}"), payload(partition, n)));
+        match self {
+            Self::Sqlite(source) => {
+                let mut tx = source.pool().begin_with("BEGIN IMMEDIATE").await?;
+                for (key, payload) in entries {
+                    source
+                        .append_in(&mut tx, partition, Some(&key), &payload)
+                        .await?;
+                }
+                tx.commit().await?;
+            }
             #[cfg(feature = "source-postgres")]
-            Self::Postgres(source) => source.append(partition, Some(key), payload).await?,
-        })
+            Self::Postgres(source) => {
+                let mut tx = source.pool().begin().await?;
+                for (key, payload) in entries {
+                    source
+                        .append_in(&mut tx, partition, Some(&key), &payload)
+                        .await?;
+                }
+                tx.commit().await?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -81,13 +105,10 @@ pub fn start(log: Arc<Log>) -> JoinSet<Result<(), BoxError>> {
             let mut n = 0;
             loop {
                 ticks.tick().await;
-                for _ in 0..BURST {
-                    let key = format!("p{partition}-{n}");
-                    log.append(partition, &key, &payload(partition, n))
-                        .await
-                        .map_err(|e| format!("append to partition {partition}: {e}"))?;
-                    n += 1;
-                }
+                log.append_burst(partition, n)
+                    .await
+                    .map_err(|e| format!("append to partition {partition}: {e}"))?;
+                n += BURST;
             }
         });
     }

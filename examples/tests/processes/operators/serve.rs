@@ -51,7 +51,7 @@ impl Serve {
         check_page(&dom);
         let png = dir.join("serve.png");
         let screenshot = format!("--screenshot={}", png.display());
-        let size = "--window-size=1200,1500";
+        let size = "--window-size=1200,1640";
         chromium(&dir.join("profile-png"), &url, &[&screenshot, size]);
         let image = std::fs::read(&png).expect("the screenshot");
         assert!(image.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
