@@ -38,9 +38,7 @@ pub async fn run(args: ChildArgs) -> Result<(), BoxError> {
         }),
         "stuck" => builder.handler(|entry: Arc<Entry>| async move {
             // An entry does not say its partition: the writer put it in the payload.
-            if writer::partition_of(&entry.payload) == Some(STUCK_PARTITION)
-                && entry.position >= STUCK_AT
-            {
+            if writer::number_of(&entry.payload, STUCK_PARTITION).is_some_and(|n| n >= STUCK_AT) {
                 // A call that never answers, as a handler waiting on a hung peer: the lease
                 // stays renewed (the process is alive), the checkpoint stays put.
                 std::future::pending::<()>().await;

@@ -21,7 +21,7 @@
 //! | --- | --- | --- |
 //! | `steady` | returns at once | caught up (or keeping up) on every partition |
 //! | `backlog` | 100 ms per entry, one at a time: 10 a second of the 20 | falling behind everywhere |
-//! | `stuck` | returns at once, but never on partition 2 from position 40 | `stuck/2` stalled, the others fine |
+//! | `stuck` | returns at once, but never on partition 2 from its 40th entry | `stuck/2` stalled, the others fine |
 //! | `killed` | returns at once; SIGKILLed after 4 s | stopped everywhere once its leases expire |
 //!
 //! The writers append in bursts (26 entries to each partition every 1.3 s, a transaction each),
@@ -55,9 +55,11 @@ const PARTITIONS: u32 = 4;
 const LEASE: Duration = Duration::from_secs(2);
 /// The subscriptions, each in a process of its own.
 const SUBSCRIPTIONS: [&str; 4] = ["steady", "backlog", "stuck", "killed"];
-/// The partition `stuck` stops on, and the position from which its handler never returns.
+/// The partition `stuck` stops on, and the entry (its number in the partition, from 0) from
+/// which its handler never returns: the 40th, at position 40 in an SQLite log (positions from 1,
+/// dense), further in a PostgreSQL one (sparse positions).
 const STUCK_PARTITION: u32 = 2;
-const STUCK_AT: u64 = 40;
+const STUCK_AT: u64 = 39;
 
 #[tokio::main]
 async fn main() -> ExitCode {

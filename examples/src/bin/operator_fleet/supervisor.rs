@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use checkpoint_connect::Store;
@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::writer::{self, Log};
-use crate::{BoxError, PARTITIONS, STUCK_AT, STUCK_PARTITION, SUBSCRIPTIONS};
+use crate::{BoxError, PARTITIONS, STUCK_PARTITION, SUBSCRIPTIONS};
 
 /// How long `killed` runs before its SIGKILL: time to write a checkpoint on every partition.
 const KILL_AFTER: Duration = Duration::from_secs(4);
@@ -60,8 +60,9 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
         store.purge(&setup.group, name).await?;
     }
     let log = Arc::new(Log::create(&setup.source, &setup.log).await?);
+    let stuck_at = Arc::new(OnceLock::new());
     let mut fleet = Fleet {
-        writers: writer::start(log),
+        writers: writer::start(log, Arc::clone(&stuck_at)),
         children: Vec::new(),
     };
     for name in SUBSCRIPTIONS {
@@ -69,7 +70,7 @@ pub async fn run(options: Options) -> Result<(), BoxError> {
     }
     let forever = Duration::from_secs(u64::from(u32::MAX));
     let outcome = tokio::select! {
-        outcome = scenario(&mut fleet, &*store, &setup.group) => outcome,
+        outcome = scenario(&mut fleet, &*store, &setup.group, &stuck_at) => outcome,
         () = stop => Ok("stopped by a signal"),
         () = tokio::time::sleep(options.run_for.unwrap_or(forever)) => Ok("--seconds passed"),
     };
@@ -126,14 +127,23 @@ fn setup(options: &Options) -> Result<Setup, BoxError> {
 /// What runs, and the commands to watch it with.
 fn introduce(setup: &Setup) {
     let store = display_store(&setup.store).unwrap_or_else(|| "<store>".into());
-    let source = display_source(&setup.source);
+    // As the store's URL is shown, with its user (which display_source leaves out, as it may be
+    // a NATS token): the command must reach the log as the same user.
+    let source = match setup.source.starts_with("sqlite:") {
+        true => setup.source.clone(),
+        false => display_store(&setup.source).unwrap_or_else(|| display_source(&setup.source)),
+    };
+    let note = match (store == setup.store, source == setup.source) {
+        (true, true) => "",
+        _ => "   # with the passwords put back in the URLs",
+    };
     let table = match setup.log == checkpoint_source_sqlite::DEFAULT_TABLE {
         true => String::new(),
         false => format!(" --source-table {}", setup.log),
     };
     let group = &setup.group;
     println!(
-        "operator fleet: group {group}, subscriptions {} (a process each), a log of {PARTITIONS} partitions, 20 entries/s each\nstore:  {store}\nsource: {source} (table {})\n\nwatch it from another terminal (cargo run -p checkpoint-store-cli -- … without an installed `checkpoint`):\n  checkpoint --url '{store}' status {group} --source '{source}'{table} --watch\n  checkpoint --url '{store}' check {group} --source '{source}'{table}\n",
+        "operator fleet: group {group}, subscriptions {} (a process each), a log of {PARTITIONS} partitions, 20 entries/s each\nstore:  {store}\nsource: {source} (table {})\n\nwatch it from another terminal (cargo run -p checkpoint-store-cli -- … without an installed `checkpoint`):\n  checkpoint --url '{store}' status {group} --source '{source}'{table} --watch{note}\n  checkpoint --url '{store}' check {group} --source '{source}'{table}{note}\n",
         SUBSCRIPTIONS.join(", "),
         setup.log,
     );
@@ -203,6 +213,7 @@ async fn scenario(
     fleet: &mut Fleet,
     store: &dyn Store,
     group: &str,
+    stuck_at: &OnceLock<u64>,
 ) -> Result<&'static str, BoxError> {
     fleet.sleep(KILL_AFTER).await?;
     let index = fleet.children.iter().position(|(name, _)| name == "killed");
@@ -210,7 +221,7 @@ async fn scenario(
     killed.kill().await?;
     println!("killed: SIGKILLed; its leases expire within 2 s, its partitions then stopped");
     let deadline = Instant::now() + ESTABLISH_TIMEOUT;
-    while !established(store, group).await? {
+    while !established(store, group, stuck_at.get().copied()).await? {
         if Instant::now() > deadline {
             return Err(format!("the scenario did not stand within {ESTABLISH_TIMEOUT:?}").into());
         }
@@ -227,7 +238,11 @@ async fn scenario(
 /// Whether the scenario stands: `killed` holds no lease any more, every other subscription
 /// holds all its partitions, and `stuck`'s checkpoint on its stuck partition is at the entry
 /// its handler never returns from.
-async fn established(store: &dyn Store, group: &str) -> Result<bool, BoxError> {
+async fn established(
+    store: &dyn Store,
+    group: &str,
+    stuck_at: Option<u64>,
+) -> Result<bool, BoxError> {
     for name in SUBSCRIPTIONS {
         let held = store.leases(group, name).await?.leases.len();
         let expected = if name == "killed" {
@@ -239,7 +254,8 @@ async fn established(store: &dyn Store, group: &str) -> Result<bool, BoxError> {
             return Ok(false);
         }
     }
-    Ok(store.load(group, "stuck", STUCK_PARTITION).await? == Some(STUCK_AT))
+    let stuck = store.load(group, "stuck", STUCK_PARTITION).await?;
+    Ok(stuck.is_some() && stuck == stuck_at)
 }
 
 /// Resolves at Ctrl-C (SIGINT) or SIGTERM; both handlers installed when called.

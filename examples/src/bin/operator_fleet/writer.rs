@@ -1,13 +1,13 @@
 //! The writers: one task per partition in the supervisor, appending a burst of entries every
 //! period until the supervisor stops (see the crate doc for why in bursts).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use checkpoint_source_sqlite::SqliteSource;
 use tokio::task::JoinSet;
 
-use crate::{BoxError, PARTITIONS};
+use crate::{BoxError, PARTITIONS, STUCK_AT, STUCK_PARTITION};
 
 /// 26 entries every 1.3 s: 20 a second per partition.
 const BURST: u64 = 26;
@@ -54,16 +54,16 @@ impl Log {
     /// Appends entries `first..first + BURST` to `partition` in one transaction: the burst
     /// appears at once. One by one, on a loaded machine, a burst took about as long to append
     /// as its period, a trickle again.
-    async fn append_burst(&self, partition: u32, first: u64) -> Result<(), BoxError> {
+    async fn append_burst(&self, partition: u32, first: u64) -> Result<Vec<u64>, BoxError> {
         let entries =
             (first..first + BURST).map(|n| (format!("p{partition}-{n}"), payload(partition, n)));
+        let mut positions = Vec::with_capacity(BURST as usize);
         match self {
             Self::Sqlite(source) => {
                 let mut tx = source.pool().begin_with("BEGIN IMMEDIATE").await?;
                 for (key, payload) in entries {
-                    source
-                        .append_in(&mut tx, partition, Some(&key), &payload)
-                        .await?;
+                    let appended = source.append_in(&mut tx, partition, Some(&key), &payload);
+                    positions.push(appended.await?);
                 }
                 tx.commit().await?;
             }
@@ -71,14 +71,13 @@ impl Log {
             Self::Postgres(source) => {
                 let mut tx = source.pool().begin().await?;
                 for (key, payload) in entries {
-                    source
-                        .append_in(&mut tx, partition, Some(&key), &payload)
-                        .await?;
+                    let appended = source.append_in(&mut tx, partition, Some(&key), &payload);
+                    positions.push(appended.await?);
                 }
                 tx.commit().await?;
             }
         }
-        Ok(())
+        Ok(positions)
     }
 }
 
@@ -88,26 +87,31 @@ fn payload(partition: u32, n: u64) -> Vec<u8> {
     format!("{partition} {n}").into_bytes()
 }
 
-/// The partition a payload of [`payload`] names.
-pub fn partition_of(payload: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(payload).ok()?;
-    text.split(' ').next()?.parse().ok()
+/// The entry's number in its partition, from a payload of [`payload`], if it is of `partition`.
+pub fn number_of(payload: &[u8], partition: u32) -> Option<u64> {
+    let (of, n) = std::str::from_utf8(payload).ok()?.split_once(' ')?;
+    (of.parse() == Ok(partition)).then(|| n.parse().ok())?
 }
 
 /// Starts one writer per partition; each ends with the first append that fails (the
-/// supervisor watches the set), or when the set is dropped.
-pub fn start(log: Arc<Log>) -> JoinSet<Result<(), BoxError>> {
+/// supervisor watches the set), or when the set is dropped. `stuck_at` gets the position of
+/// the entry `stuck`'s handler never returns from, once committed.
+pub fn start(log: Arc<Log>, stuck_at: Arc<OnceLock<u64>>) -> JoinSet<Result<(), BoxError>> {
     let mut writers = JoinSet::new();
     for partition in 0..PARTITIONS {
-        let log = Arc::clone(&log);
+        let (log, stuck_at) = (Arc::clone(&log), Arc::clone(&stuck_at));
         writers.spawn(async move {
             let mut ticks = tokio::time::interval(PERIOD);
             let mut n = 0;
             loop {
                 ticks.tick().await;
-                log.append_burst(partition, n)
+                let positions = log
+                    .append_burst(partition, n)
                     .await
                     .map_err(|e| format!("append to partition {partition}: {e}"))?;
+                if partition == STUCK_PARTITION && (n..n + BURST).contains(&STUCK_AT) {
+                    let _ = stuck_at.set(positions[(STUCK_AT - n) as usize]);
+                }
                 n += BURST;
             }
         });
