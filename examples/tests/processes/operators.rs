@@ -8,8 +8,9 @@
 //! The `checkpoint` binary is another package's: `CHECKPOINT_BIN`, or `checkpoint` beside this
 //! test's directory in the target directory (`cargo build -p checkpoint-store-cli` first). The
 //! test fails, saying so, when there is none. The monitors run at once, each over the same
-//! seconds of the fleet; the whole takes about 35 s, most of it the fleet establishing its
-//! scenario (12 s) and the live view's full window (12 s).
+//! seconds of the fleet; the whole takes 24-26 s on a quiet 2-core machine (27-31 s beside two
+//! busy loops): 9 s for the fleet to establish its scenario, 12 s for the live view's full
+//! window, 2-3 s for Chromium.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -135,8 +136,9 @@ impl Fleet {
             let left = until.saturating_duration_since(Instant::now());
             match fleet.lines.recv_timeout(left) {
                 Ok(line) => fleet.output.push(line),
-                Err(_) => panic!(
-                    "the fleet did not say ready within {READY_TIMEOUT:?}:\n{}",
+                Err(error) => panic!(
+                    "the fleet did not say ready within {READY_TIMEOUT:?} ({error}; exit: {:?}):\n{}",
+                    fleet.child.try_wait(),
                     fleet.output.join("\n")
                 ),
             }

@@ -33,7 +33,12 @@ impl Serve {
         let address = line
             .strip_prefix("listening on http://")
             .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("serve's first line names its address: {line:?}"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "serve's first line names its address: {line:?} (a checkpoint binary built \
+                     before serve? cargo build -p checkpoint-store-cli)"
+                )
+            })
             .to_owned();
         Self {
             child: Some(child),
