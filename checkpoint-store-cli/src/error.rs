@@ -128,7 +128,12 @@ impl CliError {
             .filter(|part| !part.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        redact::scrub(&format!("error: {one_line}"), secrets)
+        // `check`'s verdict is its answer, not an error of the command.
+        let label = match self.exit {
+            Exit::Attention => "attention",
+            _ => "error",
+        };
+        redact::scrub(&format!("{label}: {one_line}"), secrets)
     }
 }
 

@@ -2,7 +2,7 @@
 //! first), and the evidence of each that does, in 80 columns.
 //!
 //! ```text
-//! group orders · 8 partitions: 1 stopped, 1 stalled, 1 falling behind, 5 ok · 21:03:05
+//! 21:03:05 UTC · orders · 8 partitions: 1 stopped, 1 stalled, 1 behind, 5 ok
 //! VERDICT    PARTITION    OWNER     CHECKPT    HEAD    LAG RATE/s CATCH-UP CHG PRK
 //! stopped    killed/0     -            1200    1534    335      -    never   1   0
 //! stalled    stuck/2      w-4117        310     655    346    0.0    never   0   0
@@ -14,7 +14,7 @@
 //!
 //! On a terminal the view redraws in place and shows as many partitions as fit; elsewhere each
 //! refresh is a block of plain lines (every partition, every evidence line, untruncated),
-//! starting with the header, so that a log of it reads as a history.
+//! starting with the header (`HH:MM:SS UTC · `), so that a log of it reads as a history.
 
 use std::fmt::Write as _;
 
@@ -24,21 +24,23 @@ use super::verdict::{Verdict, per_second, seconds};
 /// Columns of the view (80 with the spaces between them).
 const WIDTH: usize = 80;
 
-/// The header line: the group, the count of each verdict, the time of the refresh.
+/// The header line: the time of the refresh, the group, the count of each verdict (`behind`
+/// for falling behind, as in the rows).
 pub fn header(report: &Report, clock: &str) -> String {
     let attention: Vec<String> = Verdict::ALL
         .iter()
         .filter(|v| v.needs_attention())
         .filter_map(|&v| match report.count(v) {
             0 => None,
-            n => Some(format!("{n} {}", v.label())),
+            n => Some(format!("{n} {}", short_label(v))),
         })
         .collect();
     let ok = report.count(Verdict::CaughtUp) + report.count(Verdict::KeepingUp);
     let mut counts = attention;
     counts.push(format!("{ok} ok"));
+    // The clock first: cut to 80 columns, the line must still show that the view is live.
     let mut line = format!(
-        "group {} · {} partitions: {} · {clock}",
+        "{clock} · {} · {} partitions: {}",
         report.group,
         report.partitions.len(),
         counts.join(", ")

@@ -50,7 +50,8 @@ impl Watching {
         let reader = std::thread::spawn(move || {
             let mut all = String::new();
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if line.starts_with("group ") {
+                // The header: `HH:MM:SS UTC · GROUP · N partitions: …`.
+                if line.contains(" UTC · ") {
                     let _ = sender.send(line.clone());
                 }
                 all.push_str(&line);
@@ -216,7 +217,7 @@ async fn refresh_costs(fixture: &Fixture, database: &str, count: u32) -> Vec<(u6
     while counts.len() < REFRESHES {
         let header = view.header(Duration::from_secs(30)).await;
         assert!(
-            header.starts_with(&format!("group {group} · {count} partitions")),
+            header.contains(&format!(" UTC · {group} · {count} partitions")),
             "{header}"
         );
         counts.push((store_proxy.round_trips(), source_proxy.round_trips()));

@@ -286,6 +286,15 @@ fn check_check_lines(check: &Finished) {
         .map(|(s, p)| (format!("{s}/{p}"), expected(s, p)[0].to_owned()))
         .collect();
     assert_eq!(seen, wanted, "check's lines:\n{}", check.stdout);
+    // Standard error sums it up, as an answer rather than an error of the command.
+    assert_eq!(
+        check.stderr,
+        format!(
+            "attention: {} of {} partitions need attention\n",
+            wanted.len(),
+            all_partitions().len()
+        )
+    );
 }
 
 /// `check --json`: the report of every partition, each with its expected verdict.
@@ -325,7 +334,7 @@ fn check_plain(plain: &Finished) {
         !plain.stdout.contains('\x1b'),
         "no escape codes off a terminal"
     );
-    let header = format!("group {GROUP} · ");
+    let header = format!(" UTC · {GROUP} · ");
     let blocks: Vec<&str> = plain.stdout.split(&header).skip(1).collect();
     assert!(blocks.len() >= 2, "a block per refresh:\n{}", plain.stdout);
     for block in &blocks {

@@ -46,7 +46,10 @@ fn on_a_terminal_every_line_fits_80_columns() {
     for line in &lines {
         assert!(line.chars().count() <= 80, "{line:?}");
     }
-    assert!(lines[0].starts_with("group orders · 3 partitions: 1 stalled, 1 falling behind, 1 ok"));
+    assert_eq!(
+        lines[0],
+        "06:48:43 UTC · orders · 3 partitions: 1 stalled, 1 behind, 1 ok"
+    );
     let stalled: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(
         stalled,
