@@ -196,6 +196,18 @@ fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     Some(&tag[start..end])
 }
 
+/// The whole row of `subscription`/`partition`, from its start tag to its end tag.
+fn row<'a>(dom: &'a str, subscription: &str, partition: u32) -> &'a str {
+    let start = format!(
+        "<tr class=\"partition\" data-subscription=\"{subscription}\" data-partition=\"{partition}\""
+    );
+    let at = dom
+        .find(&start)
+        .unwrap_or_else(|| panic!("no row {start}> in:\n{dom}"));
+    let rest = &dom[at..];
+    &rest[..rest.find("</tr>").unwrap_or(rest.len())]
+}
+
 /// The start tags of the DOM that begin with `start`.
 fn tags<'a>(dom: &'a str, start: &str) -> Vec<&'a str> {
     dom.match_indices(start)
@@ -224,6 +236,16 @@ fn check_page(dom: &str) {
         rows.len(),
         all_partitions().len(),
         "a row per partition:\n{dom}"
+    );
+    // What the cells say of the stalled partition: its live owner, no catch-up in sight.
+    let stalled = row(dom, "stuck", 2);
+    assert!(
+        stalled.contains("w-") && stalled.contains(">never</td>"),
+        "stuck/2's cells: {stalled}"
+    );
+    assert!(
+        stalled.contains("checkpoint 40 unchanged for "),
+        "stuck/2's evidence: {stalled}"
     );
     let plots: Vec<&str> = tags(dom, "<svg class=\"lag-plot\"")
         .into_iter()
