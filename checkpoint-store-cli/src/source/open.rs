@@ -81,9 +81,13 @@ impl SourceSpec {
                 let options = PgConnectOptions::from_str(url).map_err(|error| {
                     CliError::usage(format!("malformed postgres:// source URL: {error}"))
                 })?;
+                // No ping before each use (sqlx's `test_before_acquire`): the live views read
+                // the heads every refresh, and a connection that died fails one refresh, which
+                // the next one repeats on a new connection (as the store's pool does).
                 let pool = PgPoolOptions::new()
                     .max_connections(1)
                     .acquire_timeout(timeout)
+                    .test_before_acquire(false)
                     .connect_lazy_with(options);
                 PostgresSource::new(pool.clone(), 1)
                     .with_table(&name)
