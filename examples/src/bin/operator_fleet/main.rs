@@ -61,9 +61,39 @@ const SUBSCRIPTIONS: [&str; 4] = ["steady", "backlog", "stuck", "killed"];
 const STUCK_PARTITION: u32 = 2;
 const STUCK_AT: u64 = 39;
 
+/// What `--help` prints.
+const USAGE: &str =
+    "usage: operator_fleet [--dir DIR] [--store URL --source URL] [--group NAME] [--seconds N]
+  --dir DIR        where the SQLite store and log go (default: a new temporary directory)
+  --store, --source  postgres://… for both (features postgres,source-postgres) instead of SQLite
+  --group NAME     the group (default operators)
+  --seconds N      stop after N seconds (default: at SIGTERM or Ctrl-C)";
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    // Flags and their values alternate; anything else is a typo, not a default.
+    let known = [
+        "--dir",
+        "--store",
+        "--source",
+        "--group",
+        "--seconds",
+        "--child",
+        "--log",
+    ];
+    if let Some(unknown) = args
+        .iter()
+        .step_by(2)
+        .find(|a| !known.contains(&a.as_str()))
+    {
+        eprintln!("operator_fleet: unknown argument {unknown:?}\n{USAGE}");
+        return ExitCode::from(2);
+    }
     let value_of = |flag: &str| {
         args.iter()
             .position(|a| a == flag)

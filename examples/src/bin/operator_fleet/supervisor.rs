@@ -143,7 +143,7 @@ fn introduce(setup: &Setup) {
     };
     let group = &setup.group;
     println!(
-        "operator fleet: group {group}, subscriptions {} (a process each), a log of {PARTITIONS} partitions, 20 entries/s each\nstore:  {store}\nsource: {source} (table {})\n\nwatch it from another terminal (cargo run -p checkpoint-store-cli -- … without an installed `checkpoint`):\n  checkpoint --url '{store}' status {group} --source '{source}'{table} --watch{note}\n  checkpoint --url '{store}' check {group} --source '{source}'{table}{note}\n",
+        "operator fleet: group {group}, subscriptions {} (a process each), a log of {PARTITIONS} partitions, 20 entries/s each\nstore:  {store}\nsource: {source} (table {})\n\nwatch it from another terminal (cargo run -p checkpoint-store-cli -- … without an installed `checkpoint`):\n  checkpoint --url '{store}' status {group} --source '{source}'{table} --watch{note}\n  checkpoint --url '{store}' check {group} --source '{source}'{table}{note}\n  checkpoint --url '{store}' serve {group} --source '{source}'{table}{note}   # http://127.0.0.1:9460/\n",
         SUBSCRIPTIONS.join(", "),
         setup.log,
     );
