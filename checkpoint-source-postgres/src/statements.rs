@@ -79,19 +79,7 @@ impl Statements {
                     (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = $1 AND e.tx = last.tx) \
                FROM last"
         );
-        // `head` per asked partition, one statement: a nested loop over the array whose inner
-        // side is `head`'s two index seeks (the last readable `tx`, backwards, then the count
-        // of its rows), so a generic plan too is 2 index lookups per partition, never a scan;
-        // one snapshot, so one horizon, for every partition.
-        let heads = format!(
-            "{HORIZON} SELECT asked.p, last.tx::text::int8, \
-                    (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = asked.p AND e.tx = last.tx) \
-               FROM unnest($1::int8[]) WITH ORDINALITY AS asked(p, n) \
-               LEFT JOIN LATERAL (SELECT e.tx FROM {table} e \
-                                   WHERE e.\"{p}\" = asked.p AND {readable} \
-                                   ORDER BY e.tx DESC LIMIT 1) last ON true \
-              ORDER BY asked.n"
-        );
+        let heads = heads_statement(&table, p, readable);
         // Each part is the first row of an index-ordered scan (`ORDER BY ... LIMIT 1`), so
         // even a generic plan of a prepared statement seeks the index instead of scanning the
         // table (an `EXISTS` over a range of `tx` may be planned as a sequential scan).
@@ -134,6 +122,22 @@ impl Statements {
             more_in_transaction: more_in_transaction.into(),
         }
     }
+}
+
+/// `head` per asked partition (`$1`, an `int8[]`), one statement: a nested loop over the array
+/// whose inner side is `head`'s two index seeks (the last readable `tx`, backwards, then the
+/// count of its rows), so a generic plan too is 2 index lookups per partition, never a scan;
+/// one snapshot, so one horizon, for every partition.
+fn heads_statement(table: &str, p: &str, readable: &str) -> String {
+    format!(
+        "{HORIZON} SELECT asked.p, last.tx::text::int8, \
+                (SELECT count(*) FROM {table} e WHERE e.\"{p}\" = asked.p AND e.tx = last.tx) \
+           FROM unnest($1::int8[]) WITH ORDINALITY AS asked(p, n) \
+           LEFT JOIN LATERAL (SELECT e.tx FROM {table} e \
+                               WHERE e.\"{p}\" = asked.p AND {readable} \
+                               ORDER BY e.tx DESC LIMIT 1) last ON true \
+          ORDER BY asked.n"
+    )
 }
 
 /// A statement for sqlx: the text is built only from validated identifiers (see [`Layout`]).

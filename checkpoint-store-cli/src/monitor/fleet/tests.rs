@@ -2,8 +2,11 @@ use super::*;
 use crate::monitor::Verdict;
 use crate::output::status::StatusListing;
 
-/// A snapshot of subscription `s` with (partition, position, head, owner and epoch).
-fn snapshot(partitions: &[(u32, u64, u64, Option<(&str, u64)>)]) -> Snapshot {
+/// One partition of a test snapshot: partition, position, head, owner and epoch.
+type Row<'a> = (u32, u64, u64, Option<(&'a str, u64)>);
+
+/// A snapshot of subscription `s` with `partitions`.
+fn snapshot(partitions: &[Row<'_>]) -> Snapshot {
     let mut listing = StatusListing {
         group: "g".to_owned(),
         partitions: Vec::new(),
