@@ -307,6 +307,7 @@
 mod append;
 mod error;
 mod growth;
+mod heads;
 mod layout;
 mod listener;
 pub mod position;
