@@ -1,9 +1,7 @@
 //! `checkpoint check`.
 
-use checkpoint_core::validation::validate_key;
-
-use super::sampling::settings;
-use super::{Context, failed};
+use super::Context;
+use super::sampling::checked;
 use crate::args::CheckArgs;
 use crate::error::{CliError, Exit};
 use crate::monitor::{Fleet, Sampler};
@@ -26,10 +24,7 @@ pub async fn check(
 ) -> Result<(), CliError> {
     let group = args.group.as_str();
     let subscription = args.subscription.as_deref();
-    if let Some(subscription) = subscription {
-        validate_key(group, subscription).map_err(|e| failed(&e))?;
-    }
-    let settings = settings(args.interval, args.samples)?;
+    let settings = checked(group, subscription, args.interval, args.samples)?;
     let mut sampler = Sampler::new(context.store, group, subscription, source);
     let mut fleet = Fleet::new(group, settings);
     let mut ticks = tokio::time::interval(settings.interval);

@@ -2,8 +2,29 @@
 
 use std::time::Duration;
 
+use checkpoint_core::validation::validate_key;
+
+use super::failed;
 use crate::error::CliError;
 use crate::monitor::Settings;
+
+/// The monitor's settings for `group` (only `subscription`, when given), checked before any
+/// request: the names, then [`settings`].
+///
+/// # Errors
+///
+/// A usage error for an invalid name or setting.
+pub fn checked(
+    group: &str,
+    subscription: Option<&str>,
+    interval: f64,
+    window: usize,
+) -> Result<Settings, CliError> {
+    if let Some(subscription) = subscription {
+        validate_key(group, subscription).map_err(|e| failed(&e))?;
+    }
+    settings(interval, window)
+}
 
 /// The monitor's settings from `--interval` (seconds) and `--window` (samples).
 ///

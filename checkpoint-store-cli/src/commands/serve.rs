@@ -2,11 +2,10 @@
 
 use std::net::SocketAddr;
 
-use checkpoint_core::validation::validate_key;
 use tokio::net::TcpListener;
 
-use super::sampling::settings;
-use super::{Context, failed};
+use super::Context;
+use super::sampling::checked;
 use crate::args::ServeArgs;
 use crate::error::CliError;
 use crate::monitor::{Fleet, Sampler};
@@ -34,10 +33,12 @@ pub async fn serve(
 ) -> Result<(), CliError> {
     let group = args.group.as_str();
     let subscription = args.subscription.as_deref();
-    if let Some(subscription) = subscription {
-        validate_key(group, subscription).map_err(|e| failed(&e))?;
-    }
-    let settings = settings(args.sampling.interval, args.sampling.window)?;
+    let settings = checked(
+        group,
+        subscription,
+        args.sampling.interval,
+        args.sampling.window,
+    )?;
     let address: SocketAddr = args.listen.trim().parse().map_err(|_| {
         CliError::usage(format!(
             "--listen takes an IP address and a port, such as 127.0.0.1:9460 or [::]:9460, not {:?}",

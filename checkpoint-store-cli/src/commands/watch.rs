@@ -1,9 +1,7 @@
 //! `checkpoint status --watch`.
 
-use checkpoint_core::validation::validate_key;
-
-use super::sampling::settings;
-use super::{Context, failed};
+use super::Context;
+use super::sampling::checked;
 use crate::args::SamplingArgs;
 use crate::error::CliError;
 use crate::monitor::{Fleet, Sampler, view};
@@ -30,10 +28,7 @@ pub async fn watch(
     sampling: SamplingArgs,
     terminal: Option<&dyn Fn() -> usize>,
 ) -> Result<(), CliError> {
-    if let Some(subscription) = subscription {
-        validate_key(group, subscription).map_err(|e| failed(&e))?;
-    }
-    let settings = settings(sampling.interval, sampling.window)?;
+    let settings = checked(group, subscription, sampling.interval, sampling.window)?;
     let mut sampler = Sampler::new(context.store, group, subscription, source);
     let mut fleet = Fleet::new(group, settings);
     let mut ticks = tokio::time::interval(settings.interval);
