@@ -244,20 +244,19 @@ fn lag_text(o: &Observation) -> String {
 /// Positions completed per second over the window: the checkpoint's move between the first
 /// and the latest sample that have one, divided by the time between them.
 pub fn rate(window: &[Observation]) -> Option<f64> {
-    let with: Vec<(f64, u64)> = window
-        .iter()
-        .filter_map(|o| o.position.map(|p| (o.at, p)))
-        .collect();
-    let (first, last) = (with.first()?, with.last()?);
-    let span = last.0 - first.0;
-    (span > 0.0).then(|| last.1.saturating_sub(first.1) as f64 / span)
+    speed(window, |o| o.position)
 }
 
-/// Positions appended per second over the window (the head's move).
+/// Positions appended per second over the window (the head's move, measured as [`rate`]).
 pub fn arrival(window: &[Observation]) -> Option<f64> {
+    speed(window, |o| o.head)
+}
+
+/// How fast `value` moved between the first and the latest sample that have it, per second.
+fn speed(window: &[Observation], value: fn(&Observation) -> Option<u64>) -> Option<f64> {
     let with: Vec<(f64, u64)> = window
         .iter()
-        .filter_map(|o| o.head.map(|h| (o.at, h)))
+        .filter_map(|o| value(o).map(|v| (o.at, v)))
         .collect();
     let (first, last) = (with.first()?, with.last()?);
     let span = last.0 - first.0;

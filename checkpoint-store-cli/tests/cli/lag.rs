@@ -27,7 +27,7 @@ fn rows(table: &str) -> Vec<Vec<&str>> {
 
 /// A SQLite log of 4 partitions in a file of its own, in table `table`: 5 entries in
 /// partition 0, 2 in partition 1, none in 2, 1 in 3 (positions count from 1).
-async fn sqlite_log(dir: &TempDir, table: &str) -> String {
+pub(crate) async fn sqlite_log(dir: &TempDir, table: &str) -> String {
     let path = dir.0.join("log.db");
     let source = SqliteSource::open(&path, 4)
         .await

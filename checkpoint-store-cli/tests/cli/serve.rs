@@ -10,9 +10,9 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use checkpoint_core::{CheckpointStore, LeaseStore};
-use checkpoint_source_sqlite::SqliteSource;
 use serde_json::Value;
 
+use crate::lag::sqlite_log;
 use crate::support::{Backend, Fixture, TempDir, fresh_group};
 
 mod browser;
@@ -22,23 +22,6 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// How long anything the test waits for may take, on a loaded machine.
 const PATIENCE: Duration = Duration::from_secs(60);
-
-/// A SQLite log of 4 partitions: 5 entries in partition 0, 2 in 1, none in 2, 1 in 3.
-async fn sqlite_log(dir: &TempDir) -> String {
-    let path = dir.0.join("log.db");
-    let source = SqliteSource::open(&path, 4).await.expect("open");
-    source.migrate().await.expect("migrate");
-    for (partition, count) in [(0, 5), (1, 2), (3, 1)] {
-        for n in 0..count {
-            source
-                .append(partition, Some("k"), format!("{n}").as_bytes())
-                .await
-                .expect("append");
-        }
-    }
-    source.pool().close().await;
-    format!("sqlite:{}", path.display())
-}
 
 /// `a/0` behind with nobody on it (stopped), `a/1` caught up, `a/3` behind and held by `w1`
 /// with a checkpoint that never moves (stalled), `b/0` caught up.
@@ -293,7 +276,7 @@ fn assert_routes(server: &Server) {
 async fn metrics_and_report_of_a_group_then_sigterm_ends_it() {
     let fixture = Fixture::new(Backend::Sqlite).await;
     let dir = TempDir::new();
-    let source = sqlite_log(&dir).await;
+    let source = sqlite_log(&dir, "events").await;
     let group = checkpoints(&fixture).await;
     let server = Server::start(&fixture, &group, &source, "0.2");
 
@@ -325,7 +308,7 @@ async fn metrics_and_report_of_a_group_then_sigterm_ends_it() {
 async fn requests_are_answered_from_the_last_refresh_never_from_the_store() {
     let fixture = Fixture::new(Backend::Sqlite).await;
     let dir = TempDir::new();
-    let source = sqlite_log(&dir).await;
+    let source = sqlite_log(&dir, "events").await;
     let group = checkpoints(&fixture).await;
     // One refresh at start, the next in an hour: whatever is asked in between, nothing more
     // is read.
@@ -346,7 +329,7 @@ async fn requests_are_answered_from_the_last_refresh_never_from_the_store() {
 async fn a_bad_listen_address_is_a_usage_error_and_one_in_use_a_failure() {
     let fixture = Fixture::new(Backend::Sqlite).await;
     let dir = TempDir::new();
-    let source = sqlite_log(&dir).await;
+    let source = sqlite_log(&dir, "events").await;
     let serve =
         |listen: &str| fixture.cli(&["serve", "g", "--source", &source, "--listen", listen]);
     for listen in ["localhost", "127.0.0.1", "127.0.0.1:http", ""] {

@@ -159,7 +159,7 @@ fn assert_plots_and_header(dom: &str) {
 async fn the_page_in_a_headless_browser() {
     let fixture = Fixture::new(Backend::Sqlite).await;
     let dir = TempDir::new();
-    let source = sqlite_log(&dir).await;
+    let source = sqlite_log(&dir, "events").await;
     let group = checkpoints(&fixture).await;
     let server = Server::start(&fixture, &group, &source, "0.2");
     server.fleet_after(3);
